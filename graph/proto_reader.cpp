@@ -1,0 +1,56 @@
+// Protobuf wire-format field iteration with bounds checks (see proto_reader.h).
+#include "graph/proto_reader.h"
+
+namespace pw::graph::proto {
+
+bool Reader::read_varint(uint64_t* v) {
+  uint64_t result = 0;
+  for (int i = 0; i < 10; ++i) {
+    if (pos_ >= data_.size()) return fail("truncated varint");
+    uint8_t b = static_cast<uint8_t>(data_[pos_++]);
+    result |= static_cast<uint64_t>(b & 0x7F) << (7 * i);
+    if (!(b & 0x80)) {
+      *v = result;
+      return true;
+    }
+  }
+  return fail("varint longer than 10 bytes");
+}
+
+bool Reader::next(Field* f) {
+  if (!ok() || pos_ >= data_.size()) return false;
+  uint64_t key = 0;
+  if (!read_varint(&key)) return false;
+  uint64_t number = key >> 3;
+  if (number == 0 || number > 0x1FFFFFFF) return fail("bad field number");
+  f->number = static_cast<uint32_t>(number);
+  f->wire = static_cast<WireType>(key & 7);
+  f->varint = 0;
+  f->bytes = {};
+  switch (key & 7) {
+    case kVarint:
+      return read_varint(&f->varint);
+    case kFixed64:
+    case kFixed32: {
+      size_t n = (key & 7) == kFixed64 ? 8 : 4;
+      if (data_.size() - pos_ < n) return fail("truncated fixed-width field");
+      uint64_t v = 0;
+      for (size_t i = 0; i < n; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(data_[pos_ + i])) << (8 * i);
+      pos_ += n;
+      f->varint = v;
+      return true;
+    }
+    case kLen: {
+      uint64_t n = 0;
+      if (!read_varint(&n)) return false;
+      if (n > data_.size() - pos_) return fail("length past the end of the message");
+      f->bytes = data_.substr(pos_, static_cast<size_t>(n));
+      pos_ += static_cast<size_t>(n);
+      return true;
+    }
+    default:
+      return fail("unsupported wire type (group or invalid)");
+  }
+}
+
+}  // namespace pw::graph::proto

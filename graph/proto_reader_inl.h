@@ -1,0 +1,31 @@
+// Template part of proto_reader.h: packed/unpacked repeated integer fields.
+#pragma once
+
+namespace pw::graph::proto {
+
+template <typename Sink>
+bool read_int64s(const Field& f, Sink sink) {
+  if (f.wire == kVarint) {
+    sink(static_cast<int64_t>(f.varint));
+    return true;
+  }
+  if (f.wire != kLen) return false;
+  // A packed payload is a run of varints with no keys.
+  const auto* p = reinterpret_cast<const uint8_t*>(f.bytes.data());
+  const auto* end = p + f.bytes.size();
+  while (p < end) {
+    uint64_t v = 0;
+    int shift = 0;
+    for (;;) {
+      if (p >= end || shift > 63) return false;
+      uint8_t b = *p++;
+      v |= static_cast<uint64_t>(b & 0x7F) << shift;
+      if (!(b & 0x80)) break;
+      shift += 7;
+    }
+    sink(static_cast<int64_t>(v));
+  }
+  return true;
+}
+
+}  // namespace pw::graph::proto

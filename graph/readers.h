@@ -1,0 +1,26 @@
+// Internal interface between model_load.cpp and the per-format readers.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "graph/graph.h"
+
+namespace pw::graph {
+
+// Limits that keep hostile inputs bounded. A real model is far below each.
+constexpr size_t kMaxNodes = 4'000'000;   // nodes in one graph, after TF call inlining
+constexpr int kMaxInlineDepth = 16;       // nested TF function calls inlined
+
+// Each reader fills *out (nodes, preds, heavy, flops, subgraphs) or returns an error.
+Status onnx_read(std::string_view bytes, Graph* out, std::string* err);
+Status tf_graphdef_read(std::string_view bytes, Graph* out, std::string* err);
+Status tf_savedmodel_read(std::string_view bytes, Graph* out, std::string* err);
+Status json_read(std::string_view text, Graph* out, std::string* err);
+
+inline Status fail(std::string* err, Status s, std::string msg) {
+  if (err) *err = std::move(msg);
+  return s;
+}
+
+}  // namespace pw::graph

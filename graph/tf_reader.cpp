@@ -1,0 +1,326 @@
+// TensorFlow GraphDef and SavedModel -> Graph. Field numbers from tensorflow/core/framework
+// and tensorflow/core/protobuf: GraphDef node 1, library 2; NodeDef name 1, op 2, input 3,
+// attr 5 (map entry key 1, value 2); AttrValue func 10; NameAttrList name 1;
+// FunctionDefLibrary function 1; FunctionDef signature 1, node_def 3, ret 4 (map entry);
+// OpDef name 1, input_arg 2, output_arg 3; OpDef.ArgDef name 1; SavedModel meta_graphs 2;
+// MetaGraphDef graph_def 2.
+//
+// Which graph runs (DESIGN: "the graph that the session/runtime executes"): the main
+// graph_def (of the first meta graph, for a SavedModel) with every PartitionedCall /
+// StatefulPartitionedCall (attr f) and every direct call of a library function replaced by
+// the function's body, recursively, as TF's function inlining does before execution. A TF2
+// SavedModel's main graph holds little besides such calls. Each library function is also
+// reported on its own as a subgraph; bodies of If/While/Case are reported that way only.
+#include <unordered_map>
+
+#include "graph/heavy_ops.h"
+#include "graph/proto_reader.h"
+#include "graph/readers.h"
+
+namespace pw::graph {
+namespace {
+
+using proto::Field;
+using proto::Reader;
+
+struct TfNode {
+  std::string name, op, call;  // call: function named by attr "f" (or op itself)
+  std::vector<std::string> inputs;
+};
+
+struct TfFunction {
+  std::string name;
+  std::vector<std::string> args, outs;
+  std::unordered_map<std::string, std::string> ret;
+  std::vector<TfNode> nodes;
+};
+
+using Library = std::unordered_map<std::string, TfFunction>;
+using ArgMap = std::unordered_map<std::string, std::vector<uint32_t>>;
+
+struct Ctx {
+  std::string* err;
+  Status status = Status::kOk;
+  bool bad(const std::string& why, Status s = Status::kBadFormat) {
+    if (status == Status::kOk) {
+      status = s;
+      if (err) *err = "tensorflow: " + why;
+    }
+    return false;
+  }
+  bool check(const Reader& r, const char* what) {
+    return r.ok() ? true : bad(std::string(what) + ": " + r.error());
+  }
+};
+
+// "^node", "node:1", "node:output:0" -> "node". Control inputs are edges like data inputs.
+std::string_view input_node(std::string_view in) {
+  if (!in.empty() && in[0] == '^') in.remove_prefix(1);
+  size_t colon = in.find(':');
+  return colon == std::string_view::npos ? in : in.substr(0, colon);
+}
+
+std::string name_attr_list_name(std::string_view bytes, int depth, Ctx* c) {
+  std::string name;
+  Reader r(bytes, depth);
+  Field f;
+  while (r.next(&f))
+    if (f.number == 1 && f.wire == proto::kLen) name.assign(f.bytes);
+  c->check(r, "function attr");
+  return name;
+}
+
+bool node_def(std::string_view bytes, int depth, TfNode* n, Ctx* c) {
+  Reader r(bytes, depth);
+  Field f;
+  while (r.next(&f)) {
+    if (f.wire != proto::kLen) continue;
+    if (f.number == 1) n->name.assign(f.bytes);
+    if (f.number == 2) n->op.assign(f.bytes);
+    if (f.number == 3) n->inputs.emplace_back(f.bytes);
+    if (f.number != 5) continue;
+    std::string_view key, value;
+    Reader e(f.bytes, depth + 1);
+    Field ef;
+    while (e.next(&ef)) {
+      if (ef.number == 1 && ef.wire == proto::kLen) key = ef.bytes;
+      if (ef.number == 2 && ef.wire == proto::kLen) value = ef.bytes;
+    }
+    if (!c->check(e, "node attr")) return false;
+    if (key != "f") continue;
+    Reader v(value, depth + 2);  // AttrValue
+    Field vf;
+    while (v.next(&vf))
+      if (vf.number == 10 && vf.wire == proto::kLen) n->call = name_attr_list_name(vf.bytes, depth + 3, c);
+    if (!c->check(v, "attr value") || c->status != Status::kOk) return false;
+  }
+  return c->check(r, "node");
+}
+
+bool arg_names(std::string_view bytes, int depth, std::vector<std::string>* names, Ctx* c) {
+  Reader r(bytes, depth);
+  Field f;
+  std::string name;
+  while (r.next(&f))
+    if (f.number == 1 && f.wire == proto::kLen) name.assign(f.bytes);
+  names->push_back(name);
+  return c->check(r, "arg");
+}
+
+bool function_def(std::string_view bytes, int depth, TfFunction* fn, Ctx* c) {
+  Reader r(bytes, depth);
+  Field f;
+  while (r.next(&f)) {
+    if (f.wire != proto::kLen) continue;
+    if (f.number == 1) {  // OpDef signature
+      Reader s(f.bytes, depth + 1);
+      Field sf;
+      while (s.next(&sf)) {
+        if (sf.wire != proto::kLen) continue;
+        if (sf.number == 1) fn->name.assign(sf.bytes);
+        if (sf.number == 2 && !arg_names(sf.bytes, depth + 2, &fn->args, c)) return false;
+        if (sf.number == 3 && !arg_names(sf.bytes, depth + 2, &fn->outs, c)) return false;
+      }
+      if (!c->check(s, "function signature")) return false;
+    } else if (f.number == 3) {
+      fn->nodes.emplace_back();
+      if (!node_def(f.bytes, depth + 1, &fn->nodes.back(), c)) return false;
+    } else if (f.number == 4) {
+      std::string key, value;
+      Reader e(f.bytes, depth + 1);
+      Field ef;
+      while (e.next(&ef)) {
+        if (ef.number == 1 && ef.wire == proto::kLen) key.assign(ef.bytes);
+        if (ef.number == 2 && ef.wire == proto::kLen) value.assign(ef.bytes);
+      }
+      if (!c->check(e, "function ret")) return false;
+      fn->ret[key] = value;
+    }
+  }
+  return c->check(r, "function");
+}
+
+bool graph_def(std::string_view bytes, int depth, std::vector<TfNode>* nodes, Library* lib,
+               Ctx* c) {
+  Reader r(bytes, depth);
+  Field f;
+  while (r.next(&f)) {
+    if (f.number == 1) {
+      if (f.wire != proto::kLen) return c->bad("GraphDef node field has wrong wire type");
+      if (nodes->size() >= kMaxNodes) return c->bad("too many nodes", Status::kTooLarge);
+      nodes->emplace_back();
+      if (!node_def(f.bytes, depth + 1, &nodes->back(), c)) return false;
+    } else if (f.number == 2 && f.wire == proto::kLen) {
+      Reader l(f.bytes, depth + 1);
+      Field lf;
+      while (l.next(&lf)) {
+        if (lf.number != 1 || lf.wire != proto::kLen) continue;
+        TfFunction fn;
+        if (!function_def(lf.bytes, depth + 2, &fn, c)) return false;
+        std::string key = fn.name;
+        (*lib)[key] = std::move(fn);
+      }
+      if (!c->check(l, "function library")) return false;
+    }
+  }
+  return c->check(r, "graph");
+}
+
+// Appends nodes to a Graph, inlining calls to library functions.
+class Emitter {
+ public:
+  Emitter(const Library& lib, Graph* g, Ctx* c) : lib_(lib), g_(g), c_(c) {}
+
+  bool emit(const std::vector<TfNode>& nodes, const std::string& prefix, const ArgMap* args,
+            int depth, std::unordered_map<std::string, uint32_t>* local) {
+    const size_t base = g_->nodes.size();
+    if (nodes.size() > kMaxNodes - base) return c_->bad("graph too large after inlining", Status::kTooLarge);
+    local->reserve(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) local->emplace(nodes[i].name, uint32_t(base + i));
+    for (const TfNode& t : nodes) {
+      Node n;
+      n.name = prefix + t.name;
+      n.op = t.op;
+      n.inputs = t.inputs;
+      g_->nodes.push_back(std::move(n));
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const TfNode& t = nodes[i];
+      std::vector<std::vector<uint32_t>> data;  // producers of each data input
+      std::vector<uint32_t> preds;
+      for (const std::string& in : t.inputs) {
+        std::vector<uint32_t> p = resolve(input_node(in), *local, args);
+        preds.insert(preds.end(), p.begin(), p.end());
+        if (in.empty() || in[0] != '^') data.push_back(std::move(p));
+      }
+      Node& n = g_->nodes[base + i];
+      if (!data.empty() && data[0].size() == 1) n.operand0 = data[0][0];
+      n.preds = std::move(preds);
+      const std::string& callee = t.call.empty() ? t.op : t.call;
+      auto it = lib_.find(callee);
+      if (it == lib_.end()) continue;
+      if (depth >= kMaxInlineDepth) {
+        capped_ = true;
+        continue;
+      }
+      const TfFunction& fn = it->second;
+      ArgMap callee_args;
+      for (size_t k = 0; k < fn.args.size() && k < data.size(); ++k) callee_args[fn.args[k]] = data[k];
+      std::unordered_map<std::string, uint32_t> callee_local;
+      if (!emit(fn.nodes, g_->nodes[base + i].name + "/", &callee_args, depth + 1, &callee_local))
+        return false;
+      // The call node stays as the point where the body's results come together.
+      for (const std::string& out : fn.outs) {
+        auto r = fn.ret.find(out);
+        if (r == fn.ret.end()) continue;
+        for (uint32_t p : resolve(input_node(r->second), callee_local, &callee_args))
+          g_->nodes[base + i].preds.push_back(p);
+      }
+    }
+    return true;
+  }
+
+  bool capped() const { return capped_; }
+
+ private:
+  static std::vector<uint32_t> resolve(std::string_view name,
+                                       const std::unordered_map<std::string, uint32_t>& local,
+                                       const ArgMap* args) {
+    std::string key(name);
+    auto it = local.find(key);
+    if (it != local.end()) return {it->second};
+    if (args) {
+      auto a = args->find(key);
+      if (a != args->end()) return a->second;
+    }
+    return {};  // a feed or an unknown name: no edge
+  }
+
+  const Library& lib_;
+  Graph* g_;
+  Ctx* c_;
+  bool capped_ = false;
+};
+
+void classify(Graph* g) {
+  for (Node& n : g->nodes) {
+    const HeavyOp* h = heavy_op_find(Framework::kTf, n.op);
+    if (!h) continue;
+    if (h->rule == HeavyRule::kAlways) {
+      n.heavy = true;
+      continue;
+    }
+    // Gather params: a constant or variable, possibly behind Identity ops (frozen graphs
+    // put "x/read" Identity nodes after variables).
+    int64_t p = n.operand0;
+    for (int hops = 0; p >= 0 && hops < 64; ++hops) {
+      const Node& src = g->nodes[static_cast<size_t>(p)];
+      if (src.op != "Identity" && src.op != "StopGradient") break;
+      p = src.operand0;
+    }
+    n.heavy = p >= 0 && tf_is_param_source(g->nodes[static_cast<size_t>(p)].op);
+  }
+}
+
+Status build(std::vector<TfNode>& main, Library& lib, Format format, Graph* out, Ctx* c) {
+  Graph g;
+  g.format = format;
+  g.path = out->path;
+  g.name = "main";
+  Emitter em(lib, &g, c);
+  std::unordered_map<std::string, uint32_t> local;
+  if (!em.emit(main, "", nullptr, 0, &local)) return c->status;
+  classify(&g);
+  g.note = "main graph with function calls inlined";
+  if (em.capped()) g.note += " (inlining stopped at depth " + std::to_string(kMaxInlineDepth) + ")";
+  for (auto& [name, fn] : lib) {
+    Graph sub;
+    sub.format = format;
+    sub.path = out->path;
+    sub.name = name;
+    Emitter se(lib, &sub, c);
+    std::unordered_map<std::string, uint32_t> sl;
+    if (!se.emit(fn.nodes, "", nullptr, 1, &sl)) return c->status;
+    classify(&sub);
+    g.subgraphs.push_back(std::move(sub));
+  }
+  if (g.nodes.empty()) return c->bad("the graph has no nodes"), c->status;
+  *out = std::move(g);
+  return Status::kOk;
+}
+
+}  // namespace
+
+Status tf_graphdef_read(std::string_view bytes, Graph* out, std::string* err) {
+  Ctx c{err};
+  std::vector<TfNode> main;
+  Library lib;
+  if (!graph_def(bytes, 0, &main, &lib, &c)) return c.status;
+  return build(main, lib, Format::kTfGraphDef, out, &c);
+}
+
+Status tf_savedmodel_read(std::string_view bytes, Graph* out, std::string* err) {
+  Ctx c{err};
+  std::string_view graph_bytes;
+  bool found = false;
+  Reader r(bytes, 0);
+  Field f;
+  while (r.next(&f) && !found) {
+    if (f.number == 1 && f.wire != proto::kVarint) return c.bad("not a SavedModel"), c.status;
+    if (f.number != 2) continue;
+    if (f.wire != proto::kLen) return c.bad("not a SavedModel"), c.status;
+    Reader m(f.bytes, 1);  // MetaGraphDef: the first one that has a graph_def
+    Field mf;
+    while (m.next(&mf))
+      if (mf.number == 2 && mf.wire == proto::kLen) graph_bytes = mf.bytes, found = true;
+    if (!c.check(m, "meta graph")) return c.status;
+  }
+  if (!c.check(r, "saved model")) return c.status;
+  if (!found) return c.bad("SavedModel without a graph_def"), c.status;
+  std::vector<TfNode> main;
+  Library lib;
+  if (!graph_def(graph_bytes, 2, &main, &lib, &c)) return c.status;
+  return build(main, lib, Format::kTfSavedModel, out, &c);
+}
+
+}  // namespace pw::graph
