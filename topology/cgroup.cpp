@@ -1,0 +1,220 @@
+// cgroup v2 limits: where this process's cgroup is, and the cpuset and cpu.max quota it is under.
+//
+// cgroup v1 is not supported (kUnsupported): its cpuset already shows in sched_getaffinity, and
+// v1-only hosts (old RHEL 7 clusters) rarely put CPU quotas on batch jobs. Hybrid hosts that
+// mount a v2 hierarchy are read through it.
+#include <stdlib.h>
+
+#include <new>
+
+#include "topology/internal.h"
+
+namespace pw::topo {
+
+namespace internal {
+
+namespace {
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    size_t end = s.find(sep, start);
+    parts.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) return parts;
+    start = end + 1;
+  }
+}
+
+// mountinfo escapes space, tab, newline and backslash in paths as \ooo.
+std::string unescape(const std::string& s) {
+  std::string r;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '3' &&
+        s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
+      r += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+      i += 3;
+    } else {
+      r += s[i];
+    }
+  }
+  return r;
+}
+
+bool all_digits(const std::string& s) {
+  if (s.empty() || s.size() > 18) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+std::string parent_of(const std::string& dir) {
+  std::string d = dir;
+  while (d.size() > 1 && d.back() == '/') d.pop_back();
+  size_t slash = d.rfind('/');
+  if (slash == std::string::npos) return "";
+  if (slash == 0) return "/";
+  return d.substr(0, slash);
+}
+
+}  // namespace
+
+Status cgroup_dir_from(const std::string& proc_cgroup, const std::string& mountinfo,
+                       std::string* dir, std::string* err) {
+  // /proc/self/cgroup: "hierarchy:controllers:path"; the v2 line is "0::/path".
+  std::string path;
+  bool found = false;
+  for (const std::string& line : split(proc_cgroup, '\n')) {
+    if (line.compare(0, 3, "0::") == 0) {
+      path = line.substr(3);
+      found = true;
+      break;
+    }
+  }
+  if (!found || path.empty() || path[0] != '/') {
+    set_err(err, "cgroup: no cgroup v2 hierarchy in /proc/self/cgroup (v1 is not supported)");
+    return Status::kUnsupported;
+  }
+  // mountinfo: "id parent maj:min root mountpoint opts [optional...] - fstype source superopts".
+  // Prefer the usual /sys/fs/cgroup mount when there are several.
+  std::string mount, mount_root;
+  for (const std::string& line : split(mountinfo, '\n')) {
+    size_t dash = line.find(" - ");
+    if (dash == std::string::npos) continue;
+    std::vector<std::string> tail = split(line.substr(dash + 3), ' ');
+    if (tail.empty() || tail[0] != "cgroup2") continue;
+    std::vector<std::string> head = split(line.substr(0, dash), ' ');
+    if (head.size() < 5) continue;
+    std::string point = unescape(head[4]);
+    if (mount.empty() || point == "/sys/fs/cgroup") {
+      mount = point;
+      mount_root = unescape(head[3]);
+    }
+  }
+  if (mount.empty()) {
+    set_err(err, "cgroup: no cgroup2 file system in /proc/self/mountinfo");
+    return Status::kUnsupported;
+  }
+  // A mount of a sub-tree (a container's bind mount without a cgroup namespace) shows the
+  // process's path from the real root: strip the part the mount already stands for.
+  if (mount_root != "/" && path.compare(0, mount_root.size(), mount_root) == 0 &&
+      (path.size() == mount_root.size() || path[mount_root.size()] == '/')) {
+    path = path.substr(mount_root.size());
+  }
+  if (path == "/" || path.empty()) {
+    *dir = mount;
+  } else {
+    *dir = (mount == "/" ? "" : mount) + path;
+  }
+  return Status::kOk;
+}
+
+Status cpu_max_parse(const std::string& text, double* cpus, std::string* err) {
+  std::vector<std::string> f;
+  for (const std::string& w : split(trim(text), ' ')) {
+    if (!w.empty()) f.push_back(w);
+  }
+  if (f.size() >= 1 && f.size() <= 2 && (f.size() == 1 || all_digits(f[1]))) {
+    long period = f.size() == 2 ? atol(f[1].c_str()) : 100000;
+    if (f[0] == "max" && period > 0) {
+      *cpus = 0;
+      return Status::kOk;
+    }
+    if (f.size() == 2 && all_digits(f[0]) && period > 0 && atol(f[0].c_str()) > 0) {
+      *cpus = static_cast<double>(atol(f[0].c_str())) / static_cast<double>(period);
+      return Status::kOk;
+    }
+  }
+  set_err(err, "\"" + trim(text) + "\" is not \"max [period]\" or \"quota period\"");
+  return Status::kInvalid;
+}
+
+}  // namespace internal
+
+Status cgroup_self_dir(std::string* dir, std::string* err) {
+  try {
+    std::string cg, mi;
+    Status st = internal::file_read("/proc/self/cgroup", &cg, err);
+    if (st == Status::kUnsupported) {
+      internal::set_err(err, "cgroup: /proc/self/cgroup does not exist");
+      return st;
+    }
+    if (st != Status::kOk) return st;
+    st = internal::file_read("/proc/self/mountinfo", &mi, err);
+    if (st == Status::kUnsupported) {
+      internal::set_err(err, "cgroup: /proc/self/mountinfo does not exist");
+      return st;
+    }
+    if (st != Status::kOk) return st;
+    return internal::cgroup_dir_from(cg, mi, dir, err);
+  } catch (const std::bad_alloc&) {
+    internal::set_err(err, "cgroup: out of memory");
+    return Status::kIoError;
+  }
+}
+
+Status cgroup_read(const std::string& leaf_dir, CgroupLimits* out, std::string* err) {
+  try {
+    // A directory that is not there (a path from outside a container's view) holds no limits we
+    // could honour; saying "unlimited" would be a guess.
+    if (!internal::path_exists(leaf_dir)) {
+      internal::set_err(err, "cgroup: " + leaf_dir + " does not exist");
+      return Status::kUnsupported;
+    }
+    CgroupLimits lim;
+    std::string text;
+    std::string path = leaf_dir + "/cpuset.cpus.effective";
+    Status st = internal::file_read(path, &text, err);
+    if (st == Status::kOk) {
+      std::string perr;
+      st = cpulist_parse(text, &lim.cpuset, &perr);
+      if (st != Status::kOk) {
+        internal::set_err(err, path + ": " + perr);
+        return st;
+      }
+      // An empty effective set is what a cgroup without the cpuset controller can show: no limit.
+      lim.have_cpuset = !lim.cpuset.empty();
+      if (lim.have_cpuset) lim.cpuset_from = path;
+    } else if (st != Status::kUnsupported) {
+      return st;
+    }
+    // Every ancestor's cpu.max binds too; stop where the cgroup file system ends.
+    for (std::string dir = leaf_dir; !dir.empty();) {
+      path = dir + "/cpu.max";
+      st = internal::file_read(path, &text, err);
+      if (st == Status::kOk) {
+        double cpus = 0;
+        std::string perr;
+        if (internal::cpu_max_parse(text, &cpus, &perr) != Status::kOk) {
+          internal::set_err(err, path + ": " + perr);
+          return Status::kInvalid;
+        }
+        if (cpus > 0 && (lim.quota_cpus == 0 || cpus < lim.quota_cpus)) {
+          lim.quota_cpus = cpus;
+          lim.quota_from = path;
+        }
+      } else if (st != Status::kUnsupported) {
+        return st;
+      }
+      std::string parent = internal::parent_of(dir);
+      if (parent.empty() || parent == dir || !internal::path_exists(parent + "/cgroup.controllers"))
+        break;
+      dir = parent;
+    }
+    *out = std::move(lim);
+    return Status::kOk;
+  } catch (const std::bad_alloc&) {
+    internal::set_err(err, "cgroup: out of memory");
+    return Status::kIoError;
+  }
+}
+
+}  // namespace pw::topo

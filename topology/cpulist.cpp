@@ -1,0 +1,100 @@
+// Linux cpu lists ("0-3,8,10-11"), the format of sysfs, cgroup files and PARWIDTH_CPUS.
+#include <algorithm>
+#include <new>
+
+#include "topology/internal.h"
+
+namespace pw::topo {
+
+namespace {
+
+// No machine has a million CPUs; a larger index is a typo or garbage, not a request.
+constexpr long kMaxCpu = 1L << 20;
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Parses a non-negative decimal at text[*i], leaving *i after it.
+bool number_parse(const std::string& text, size_t* i, long* out) {
+  size_t start = *i;
+  long v = 0;
+  while (*i < text.size() && is_digit(text[*i])) {
+    v = v * 10 + (text[*i] - '0');
+    if (v > kMaxCpu) return false;
+    ++*i;
+  }
+  *out = v;
+  return *i > start;
+}
+
+void skip_space(const std::string& text, size_t* i) {
+  while (*i < text.size() && is_space(text[*i])) ++*i;
+}
+
+}  // namespace
+
+Status cpulist_parse(const std::string& text, std::vector<int>* out, std::string* err) {
+  try {
+    std::vector<int> cpus;
+    size_t i = 0;
+    skip_space(text, &i);
+    if (i == text.size()) {
+      out->clear();
+      return Status::kOk;
+    }
+    for (;;) {
+      long lo = 0, hi = 0;
+      skip_space(text, &i);
+      if (!number_parse(text, &i, &lo)) break;
+      hi = lo;
+      skip_space(text, &i);
+      if (i < text.size() && text[i] == '-') {
+        ++i;
+        skip_space(text, &i);
+        if (!number_parse(text, &i, &hi)) break;
+        if (hi < lo) {
+          internal::set_err(err, "cpu list \"" + text + "\": reversed range");
+          return Status::kInvalid;
+        }
+        skip_space(text, &i);
+      }
+      for (long c = lo; c <= hi; ++c) cpus.push_back(static_cast<int>(c));
+      if (i == text.size()) {
+        std::sort(cpus.begin(), cpus.end());
+        cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+        *out = std::move(cpus);
+        return Status::kOk;
+      }
+      if (text[i] != ',') break;
+      ++i;
+    }
+    internal::set_err(err, "cpu list \"" + text + "\": not a list of cpu numbers and ranges (0 to " +
+                               std::to_string(kMaxCpu) + ")");
+    return Status::kInvalid;
+  } catch (const std::bad_alloc&) {
+    internal::set_err(err, "cpu list: out of memory");
+    return Status::kIoError;
+  }
+}
+
+std::string cpulist_format(const std::vector<int>& cpus) {
+  std::string s;
+  try {
+    std::vector<int> v(cpus);
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    for (size_t i = 0; i < v.size();) {
+      size_t j = i;
+      while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+      if (!s.empty()) s += ',';
+      s += std::to_string(v[i]);
+      if (j > i) s += '-' + std::to_string(v[j]);
+      i = j + 1;
+    }
+  } catch (const std::bad_alloc&) {
+    s.clear();
+  }
+  return s;
+}
+
+}  // namespace pw::topo

@@ -1,0 +1,46 @@
+// topology/ internals shared by its files and its unit tests; not part of the interface.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "topology/topology.h"
+
+namespace pw::topo::internal {
+
+// Reads a small text file whole. kUnsupported: it does not exist (ENOENT/ENOTDIR), which callers
+// treat as "this limit is not configured"; kIoError: it exists and cannot be read.
+Status file_read(const std::string& path, std::string* out, std::string* err);
+bool path_exists(const std::string& path);
+
+// One PU as a backend saw it. Keys identify the PU's package and core within one load (-1 when
+// the backend has no such object: the PU is then its own core, the machine one socket).
+struct PuInfo {
+  int pu = 0;
+  long package_key = -1;
+  int package_os = 0;
+  long core_key = -1;
+};
+// Groups PUs into sockets (by package OS index) -> cores (ascending by first PU) -> PUs.
+Status machine_build(std::vector<PuInfo> pus, const std::string& source, Machine* out,
+                     std::string* err);
+
+// hwloc, dlopen'ed once per process. kUnsupported when libhwloc.so.15 cannot be loaded.
+// spec: "" = this machine, "synthetic:<desc>", else an XML path.
+Status hwloc_load(const std::string& spec, Machine* out, std::string* err);
+bool hwloc_available();
+
+// sysfs backend; root is normally "/sys/devices/system/cpu".
+Status sysfs_load(const std::string& root, Machine* out, std::string* err);
+
+// /proc/self/cgroup and /proc/self/mountinfo contents -> the process's cgroup v2 directory.
+Status cgroup_dir_from(const std::string& proc_cgroup, const std::string& mountinfo,
+                       std::string* dir, std::string* err);
+// One cpu.max file's content -> cpus (0 = "max", no cap).
+Status cpu_max_parse(const std::string& text, double* cpus, std::string* err);
+
+inline void set_err(std::string* err, const std::string& msg) {
+  if (err) *err = msg;
+}
+
+}  // namespace pw::topo::internal
