@@ -1,8 +1,7 @@
 // cgroup v2 limits: where this process's cgroup is, and the cpuset and cpu.max quota it is under.
 //
-// cgroup v1 is not supported (kUnsupported): its cpuset already shows in sched_getaffinity, and
-// v1-only hosts (old RHEL 7 clusters) rarely put CPU quotas on batch jobs. Hybrid hosts that
-// mount a v2 hierarchy are read through it.
+// cgroup v1 is read by cgroup_self_limits for its cpu quota only (cgroup_v1.cpp): a v1 cpuset
+// already shows in sched_getaffinity.
 #include <stdlib.h>
 
 #include <new>
@@ -15,54 +14,12 @@ namespace internal {
 
 namespace {
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (;;) {
-    size_t end = s.find(sep, start);
-    parts.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
-    if (end == std::string::npos) return parts;
-    start = end + 1;
-  }
-}
-
-// mountinfo escapes space, tab, newline and backslash in paths as \ooo.
-std::string unescape(const std::string& s) {
-  std::string r;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '3' &&
-        s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
-      r += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
-      i += 3;
-    } else {
-      r += s[i];
-    }
-  }
-  return r;
-}
-
 bool all_digits(const std::string& s) {
   if (s.empty() || s.size() > 18) return false;
   for (char c : s) {
     if (c < '0' || c > '9') return false;
   }
   return true;
-}
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
-std::string parent_of(const std::string& dir) {
-  std::string d = dir;
-  while (d.size() > 1 && d.back() == '/') d.pop_back();
-  size_t slash = d.rfind('/');
-  if (slash == std::string::npos) return "";
-  if (slash == 0) return "/";
-  return d.substr(0, slash);
 }
 
 }  // namespace
@@ -93,10 +50,10 @@ Status cgroup_dir_from(const std::string& proc_cgroup, const std::string& mounti
     if (tail.empty() || tail[0] != "cgroup2") continue;
     std::vector<std::string> head = split(line.substr(0, dash), ' ');
     if (head.size() < 5) continue;
-    std::string point = unescape(head[4]);
+    std::string point = mount_unescape(head[4]);
     if (mount.empty() || point == "/sys/fs/cgroup") {
       mount = point;
-      mount_root = unescape(head[3]);
+      mount_root = mount_unescape(head[3]);
     }
   }
   if (mount.empty()) {

@@ -36,8 +36,20 @@ Status sysfs_load(const std::string& root, Machine* out, std::string* err);
 // /proc/self/cgroup and /proc/self/mountinfo contents -> the process's cgroup v2 directory.
 Status cgroup_dir_from(const std::string& proc_cgroup, const std::string& mountinfo,
                        std::string* dir, std::string* err);
+// cgroup v1's cpu controller: its directory for this process, and the mount point where the
+// upward walk stops.
+Status cgroup_v1_cpu_dir_from(const std::string& proc_cgroup, const std::string& mountinfo,
+                              std::string* dir, std::string* mount, std::string* err);
+// Lowers lim->quota_cpus with every cpu.cfs_quota_us / cpu.cfs_period_us from dir up to mount.
+Status cgroup_v1_quota_read(const std::string& dir, const std::string& mount, CgroupLimits* lim,
+                            std::string* err);
 // One cpu.max file's content -> cpus (0 = "max", no cap).
 Status cpu_max_parse(const std::string& text, double* cpus, std::string* err);
+
+std::vector<std::string> split(const std::string& s, char sep);
+std::string trim(const std::string& s);
+std::string mount_unescape(const std::string& s);
+std::string parent_of(const std::string& dir);
 
 inline void set_err(std::string* err, const std::string& msg) {
   if (err) *err = msg;

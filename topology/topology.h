@@ -52,6 +52,10 @@ struct CgroupLimits {
 // The directory of this process's cgroup: <mount>/<path from /proc/self/cgroup>.
 Status cgroup_self_dir(std::string* dir, std::string* err);
 Status cgroup_read(const std::string& leaf_dir, CgroupLimits* out, std::string* err);
+// This process's limits from every hierarchy: cgroup_self_dir + cgroup_read for v2, plus the v1
+// cpu controller's cpu.cfs_quota_us (hybrid and v1 hosts; the lowest quota wins). kUnsupported
+// when there is neither. v1 cpusets are not read: sched_getaffinity already reflects them.
+Status cgroup_self_limits(CgroupLimits* out, std::string* err);
 
 // This process's affinity mask (sched_getaffinity, any CPU count), ascending.
 Status affinity_read(std::vector<int>* out, std::string* err);

@@ -318,9 +318,7 @@ TEST(Budget, ThisProcess) {
   ASSERT_EQ(machine_load("", &m, &err), Status::kOk) << err;
   BudgetInputs in;
   ASSERT_EQ(affinity_read(&in.affinity, &err), Status::kOk) << err;
-  std::string dir;
-  in.use_cgroup = cgroup_self_dir(&dir, &err) == Status::kOk &&
-                  cgroup_read(dir, &in.cgroup, &err) == Status::kOk;
+  in.use_cgroup = cgroup_self_limits(&in.cgroup, &err) == Status::kOk;
   Budget b = ok(m, in);
   EXPECT_GE(b.cores, 1);
   for (int cpu : b.cpus) {
