@@ -1,0 +1,232 @@
+// counters/sampler.cpp: the "parwidth-mon" thread that turns /proc (and PAPI) reads into deltas.
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <new>
+#include <utility>
+
+#include "counters/counters.h"
+
+namespace pw::counters {
+namespace {
+
+uint64_t now_ns(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t sub(uint64_t now, uint64_t before) { return now > before ? now - before : 0; }
+
+// getdents order is creation order, nearly sorted by tid: insertion sort is O(n) on it.
+void sort_by_tid(ThreadStat* t, size_t n) {
+  for (size_t i = 1; i < n; ++i) {
+    for (size_t j = i; j > 0 && t[j - 1].tid > t[j].tid; --j) std::swap(t[j - 1], t[j]);
+  }
+}
+
+struct Totals {
+  uint64_t wait_ns = 0, invol = 0;
+};
+
+// Per-thread deltas, matched by tid; a thread absent before contributes all it has (it was born
+// in the interval), a thread gone now contributes nothing (its last interval is lost).
+Totals diff(const ThreadStat* prev, size_t np, const ThreadStat* cur, size_t nc) {
+  Totals t;
+  size_t i = 0;
+  for (size_t j = 0; j < nc; ++j) {
+    while (i < np && prev[i].tid < cur[j].tid) ++i;
+    if (i < np && prev[i].tid == cur[j].tid) {
+      t.wait_ns += sub(cur[j].wait_ns, prev[i].wait_ns);
+      t.invol += sub(cur[j].invol_switches, prev[i].invol_switches);
+    } else {
+      t.wait_ns += cur[j].wait_ns;
+      t.invol += cur[j].invol_switches;
+    }
+  }
+  return t;
+}
+
+PapiValues diff(const PapiValues& a, const PapiValues& b) {
+  PapiValues d = b;
+  d.context_switches = sub(b.context_switches, a.context_switches);
+  d.cpu_migrations = sub(b.cpu_migrations, a.cpu_migrations);
+  d.task_clock_ns = sub(b.task_clock_ns, a.task_clock_ns);
+  d.cycles = sub(b.cycles, a.cycles);
+  d.instructions = sub(b.instructions, a.instructions);
+  return d;
+}
+
+}  // namespace
+
+Sampler::~Sampler() {
+  if (running_ && !forked_) stop();
+  delete[] bufs_[0];
+  delete[] bufs_[1];
+}
+
+Status Sampler::start(const SamplerOptions& opt, ThreadCreateFn create, SampleFn fn, void* user) {
+  if (running_) return Status::kBusy;
+  if (!fn || opt.max_threads == 0) return Status::kError;
+  opt_ = opt;
+  if (opt_.period_ms < 5) opt_.period_ms = 5;
+  if (opt_.period_ms > 60000) opt_.period_ms = 60000;
+  fn_ = fn;
+  user_ = user;
+  for (ThreadStat*& b : bufs_) {
+    delete[] b;
+    b = new (std::nothrow) ThreadStat[opt_.max_threads];
+  }
+  if (!bufs_[0] || !bufs_[1]) return Status::kError;
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) return Status::kError;
+  ready_.store(false);
+  papi_used_.store(false);
+  samples_.store(0);
+  tid_.store(0);
+
+  // The thread inherits our signal mask: create it with everything blocked, so the host's
+  // handlers (SIGINT in Python, SIGPROF profilers, ...) never run on it.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int r = (create ? create : pthread_create)(&thread_, nullptr, &Sampler::thread_main, this);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (r != 0) {
+    close(wake_fd_);
+    wake_fd_ = -1;
+    return Status::kError;
+  }
+  running_ = true;
+  return Status::kOk;
+}
+
+Status Sampler::stop() {
+  if (!running_) return Status::kUnsupported;
+  if (pthread_equal(pthread_self(), thread_)) return Status::kError;  // from the callback
+  uint64_t one = 1;
+  while (write(wake_fd_, &one, sizeof one) < 0 && errno == EINTR) {
+  }
+  pthread_join(thread_, nullptr);
+  close(wake_fd_);
+  wake_fd_ = -1;
+  running_ = false;
+  tid_.store(0);
+  return Status::kOk;
+}
+
+void Sampler::reset_after_fork() {
+  // Only the forking thread exists in the child; the sampler's memory is ours to reuse. Its
+  // PAPI event set belongs to the parent's thread: forget it without calling PAPI.
+  forked_ = true;
+  if (running_) {
+    if (wake_fd_ >= 0) close(wake_fd_);
+    wake_fd_ = -1;
+    running_ = false;
+  }
+  papi_.forget();
+  papi_used_.store(false);
+  tid_.store(0);
+}
+
+Status Sampler::info(SamplerInfo* out) const {
+  if (!out) return Status::kError;
+  SamplerInfo i;
+  i.running = running_;
+  i.samples = samples_.load();
+  i.period_ms = opt_.period_ms;
+  i.sampler_tid = tid_.load();
+  bool ready = ready_.load(std::memory_order_acquire);
+  i.papi_used = ready && papi_used_.load();
+  i.backend = i.papi_used ? "papi+proc" : "proc";
+  i.papi_reason = ready || !running_ ? papi_reason_ : "pending: the sampler is starting";
+  *out = i;
+  return running_ && !ready ? Status::kPending : Status::kOk;
+}
+
+void* Sampler::thread_main(void* self) {
+  static_cast<Sampler*>(self)->run();
+  return nullptr;
+}
+
+void Sampler::run() {
+  prctl(PR_SET_NAME, "parwidth-mon", 0, 0, 0);
+  pid_t me = static_cast<pid_t>(syscall(SYS_gettid));
+  tid_.store(me);
+  if (!opt_.use_papi) {
+    snprintf(papi_reason_, sizeof papi_reason_, "%s", "disabled by option");
+  } else if (forked_) {
+    snprintf(papi_reason_, sizeof papi_reason_, "%s", "forked child: PAPI is not re-initialised");
+  } else {
+    papi_used_.store(papi_.open(opt_.papi_library) == Status::kOk);
+    snprintf(papi_reason_, sizeof papi_reason_, "%s", papi_.reason());
+  }
+  ready_.store(true, std::memory_order_release);
+
+  ProcReadOptions ropt;
+  ropt.detail = opt_.thread_detail;
+  ropt.skip_tid = me;
+  size_t np = 0, nc = 0, total = 0;
+  if (proc_read_threads(ropt, bufs_[0], opt_.max_threads, &np, &total) != Status::kOk) np = 0;
+  sort_by_tid(bufs_[0], np);
+  PapiValues pprev, pcur;
+  bool papi_ok = papi_used_.load() && papi_.read(&pprev) == Status::kOk;
+  uint64_t t_prev = now_ns(CLOCK_MONOTONIC);
+  uint64_t cpu_prev = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+  uint64_t self_prev = now_ns(CLOCK_THREAD_CPUTIME_ID);
+  const uint64_t period = static_cast<uint64_t>(opt_.period_ms) * 1000000ull;
+  uint64_t deadline = t_prev + period;
+
+  for (;;) {
+    uint64_t t = now_ns(CLOCK_MONOTONIC);
+    if (t >= deadline + period) deadline = t + period;  // overran (stopped, suspended): resync
+    int timeout_ms = t >= deadline ? 0 : static_cast<int>((deadline - t + 999999) / 1000000);
+    pollfd pfd{wake_fd_, POLLIN, 0};
+    int r = poll(&pfd, 1, timeout_ms);
+    if (r > 0) break;  // stop() wrote the eventfd
+    if (r < 0 && errno != EINTR) break;
+    if (now_ns(CLOCK_MONOTONIC) < deadline) continue;
+    deadline += period;
+
+    ThreadStat* prev = bufs_[0];
+    ThreadStat* cur = bufs_[1];
+    Sample s;
+    if (proc_read_threads(ropt, cur, opt_.max_threads, &nc, &total) != Status::kOk) nc = total = 0;
+    sort_by_tid(cur, nc);
+    Totals d = diff(prev, np, cur, nc);
+    s.t_ns = now_ns(CLOCK_MONOTONIC);
+    uint64_t cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+    uint64_t self_cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+    if (papi_ok && papi_.read(&pcur) == Status::kOk) {
+      s.papi = diff(pprev, pcur);
+      pprev = pcur;
+    }
+    s.seq = samples_.load() + 1;
+    s.dt_ns = sub(s.t_ns, t_prev);
+    s.runq_wait_ns = d.wait_ns;
+    s.invol_switches = d.invol;
+    s.sampler_cpu_ns = sub(self_cpu, self_prev);
+    s.cpu_time_ns = sub(sub(cpu, cpu_prev), s.sampler_cpu_ns);
+    s.threads = static_cast<uint32_t>(total);
+    s.threads_truncated = total > nc;
+    s.thread = cur;
+    s.n_thread = nc;
+    fn_(s, user_);
+    samples_.store(s.seq);
+    std::swap(bufs_[0], bufs_[1]);
+    np = nc;
+    t_prev = s.t_ns;
+    cpu_prev = cpu;
+    self_prev = self_cpu;
+  }
+  papi_.close();
+}
+
+}  // namespace pw::counters

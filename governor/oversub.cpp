@@ -1,0 +1,160 @@
+// governor/oversub.cpp: the oversubscription detector's hysteresis and its reactions.
+#include "governor/oversub.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace pw::gov {
+
+const char* action_kind_name(ActionKind k) {
+  switch (k) {
+    case ActionKind::kOversubscribed: return "oversubscribed";
+    case ActionKind::kRecovered: return "recovered";
+    case ActionKind::kLowerOmpCap: return "lower_omp_cap";
+    case ActionKind::kRaiseOmpCap: return "raise_omp_cap";
+    case ActionKind::kRepinStrays: return "repin_strays";
+    case ActionKind::kAdvice: return "advice";
+  }
+  return "?";
+}
+
+OversubDetector::OversubDetector(const OversubConfig& cfg) : cfg_(cfg) {
+  // Bad configuration degrades to something sane rather than failing: this runs in the host.
+  if (!(cfg_.budget_cpus > 0)) cfg_.budget_cpus = 1;
+  if (cfg_.omp_cap < 0) cfg_.omp_cap = 0;
+  if (cfg_.enter_samples < 1) cfg_.enter_samples = 1;
+  if (cfg_.leave_samples < 1) cfg_.leave_samples = 1;
+  if (cfg_.relower_samples < 1) cfg_.relower_samples = 1;
+  if (cfg_.restore_samples < 1) cfg_.restore_samples = 1;
+  if (cfg_.leave_wait_ratio > cfg_.enter_wait_ratio) cfg_.leave_wait_ratio = cfg_.enter_wait_ratio;
+  cap_ = cfg_.omp_cap;
+}
+
+// Scale the cap by budget / demand: if the process wants 1.5x its CPUs, its teams get 2/3 of the
+// threads. Always at least one step down while above 1, so a persistent overload converges.
+void OversubDetector::lower(const OversubSample& s, double wait, double invol, OversubAction* a) {
+  double demand = cfg_.budget_cpus * (1 + wait);
+  int next = static_cast<int>(std::floor(cap_ * cfg_.budget_cpus / demand));
+  if (next >= cap_) next = cap_ - 1;
+  if (next < 1) next = 1;
+  a->t_ns = s.t_ns;
+  a->kind = ActionKind::kLowerOmpCap;
+  a->wait_ratio = wait;
+  a->invol_rate = invol;
+  a->demand_cpus = demand;
+  a->old_cap = cap_;
+  a->new_cap = next;
+  a->threads = s.threads;
+  snprintf(a->text, sizeof a->text,
+           "OpenMP team cap %d -> %d for later regions: %.2f threads waiting per CPU, demand %.1f "
+           "CPUs for a budget of %.1f",
+           cap_, next, wait, demand, cfg_.budget_cpus);
+  cap_ = next;
+  since_lower_ = 0;
+}
+
+size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t cap) {
+  if (s.dt_ns == 0) return 0;
+  ++samples_;
+  double dt_s = static_cast<double>(s.dt_ns) / 1e9;
+  double wait = static_cast<double>(s.runq_wait_ns) / static_cast<double>(s.dt_ns) / cfg_.budget_cpus;
+  double invol = static_cast<double>(s.invol_switches) / dt_s / cfg_.budget_cpus;
+  if (wait > max_wait_) max_wait_ = wait;
+
+  bool hot = wait >= cfg_.enter_wait_ratio ||
+             (invol >= cfg_.enter_invol_rate && wait >= cfg_.leave_wait_ratio);
+  bool calm = wait < cfg_.leave_wait_ratio;
+  hot_run_ = hot ? hot_run_ + 1 : 0;
+  calm_run_ = calm ? calm_run_ + 1 : 0;
+
+  OversubAction buf[4];
+  size_t n = 0;
+  auto base = [&](ActionKind k) -> OversubAction& {
+    OversubAction& a = buf[n++];
+    a.t_ns = s.t_ns;
+    a.kind = k;
+    a.wait_ratio = wait;
+    a.invol_rate = invol;
+    a.demand_cpus = cfg_.budget_cpus * (1 + wait);
+    a.old_cap = a.new_cap = cap_;
+    a.strays = s.strays;
+    a.threads = s.threads;
+    return a;
+  };
+
+  if (!in_ && hot_run_ >= cfg_.enter_samples) {
+    in_ = ever_ = true;
+    advised_ = false;
+    ++episodes_;
+    OversubAction& a = base(ActionKind::kOversubscribed);
+    snprintf(a.text, sizeof a.text,
+             "oversubscribed for %d samples: %.2f threads waiting per CPU, %.0f preemptions/s per "
+             "CPU, %u threads on %.1f CPUs",
+             hot_run_, wait, invol, s.threads, cfg_.budget_cpus);
+    if (cap_ > 1) lower(s, wait, invol, &buf[n++]);
+  } else if (in_ && hot && ++since_lower_ >= cfg_.relower_samples && cap_ > 1) {
+    lower(s, wait, invol, &buf[n++]);
+  } else if (in_ && calm_run_ >= cfg_.leave_samples) {
+    in_ = false;
+    OversubAction& a = base(ActionKind::kRecovered);
+    snprintf(a.text, sizeof a.text, "recovered after %d calm samples: %.2f threads waiting per CPU",
+             calm_run_, wait);
+    calm_run_ = 0;  // the restore count starts now
+  } else if (!in_ && cap_ < cfg_.omp_cap && calm_run_ >= cfg_.restore_samples) {
+    OversubAction& a = base(ActionKind::kRaiseOmpCap);
+    a.new_cap = cap_ * 2 < cfg_.omp_cap ? cap_ * 2 : cfg_.omp_cap;
+    snprintf(a.text, sizeof a.text,
+             "OpenMP team cap %d -> %d for later regions: calm for %d samples (%.2f waiting per CPU)",
+             cap_, a.new_cap, calm_run_, wait);
+    cap_ = a.new_cap;
+    calm_run_ = 0;
+  }
+
+  // Nothing left to shrink (no OpenMP cap, or at 1) or pools we cannot resize: say what would.
+  if (in_ && !advised_ && (cap_ <= 1 || cfg_.fixed_pools > 0) && n < 4) {
+    advised_ = true;
+    OversubAction& a = base(ActionKind::kAdvice);
+    const char* why = cfg_.fixed_pools > 0 ? "framework thread pools cannot be resized at run time"
+                      : cfg_.omp_cap == 0 ? "OpenMP teams are not capped in this process"
+                                          : "the OpenMP team cap is already 1";
+    snprintf(a.text, sizeof a.text,
+             "still %.2f threads waiting per CPU and %s: restart with fewer threads "
+             "(PARWIDTH_POOLS / PARWIDTH_INTRA) or give the process more CPUs",
+             wait, why);
+  }
+
+  if (s.strays == 0) strays_reported_ = 0;
+  if (s.strays > strays_reported_ && n < 4) {
+    strays_reported_ = s.strays;
+    OversubAction& a = base(ActionKind::kRepinStrays);
+    snprintf(a.text, sizeof a.text, "re-pin %u stray threads into their pools' core sets%s",
+             s.strays, in_ ? " (oversubscribed)" : "");
+  }
+
+  actions_ += n;
+  size_t w = n < cap ? n : cap;
+  for (size_t i = 0; i < w; ++i) out[i] = buf[i];
+  return out ? w : 0;
+}
+
+OversubSummary OversubDetector::summary() const {
+  OversubSummary r;
+  r.samples = samples_;
+  r.oversubscribed = ever_;
+  r.oversubscribed_now = in_;
+  r.max_wait_ratio = max_wait_;
+  r.episodes = episodes_;
+  r.omp_cap = cap_;
+  r.actions = actions_;
+  return r;
+}
+
+bool thread_is_stray(const cpu_set_t& allowed, int cpu, const cpu_set_t& assigned) {
+  if (cpu >= 0 && cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &assigned)) return true;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &allowed) && !CPU_ISSET(c, &assigned)) return true;
+  }
+  return false;
+}
+
+}  // namespace pw::gov

@@ -1,0 +1,105 @@
+// governor/oversub: is this process asking for more CPUs than its budget, and what to do about it.
+//
+// Pure policy: samples in (counters/ measures them), actions out (the preload applies them and
+// lists them in the report's monitor.actions). No /proc, no PAPI, no clock, no allocation: the
+// sampler thread calls step() on every sample.
+//
+// The signal: run-queue delay per second is the average number of this process's threads that
+// were runnable but not running; divided by the budget's CPUs it is the "wait ratio". 0 means
+// nobody waited; 1 means, on average, one thread waited for every budget CPU, i.e. the process
+// wanted twice the CPUs it has. Involuntary switches per second per CPU (preemptions) back it up.
+#pragma once
+
+#include <sched.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace pw::gov {
+
+struct OversubConfig {
+  double budget_cpus = 1;         // CPUs this process may use (cores of its budget, or the quota)
+  int omp_cap = 0;                // the planned OpenMP team cap; 0 = OpenMP teams are not capped
+  int fixed_pools = 0;            // framework pools that cannot be resized at run time
+  double enter_wait_ratio = 0.5;  // a sample is "hot" at or above this wait ratio ...
+  double enter_invol_rate = 200;  // ... or at this many preemptions/s per CPU with wait >= leave
+  double leave_wait_ratio = 0.25; // a sample is "calm" below this wait ratio
+  int enter_samples = 3;          // consecutive hot samples to flag (3 x 100 ms: within 1 s)
+  int leave_samples = 5;          // consecutive calm samples to clear
+  int relower_samples = 5;        // still hot this many samples after a lowering: lower again
+  int restore_samples = 50;       // calm this many samples after an episode: double the cap back
+};
+
+// One sampler interval (counters::Sample, plus what the governor knows: stray threads).
+struct OversubSample {
+  uint64_t t_ns = 0;           // when, on any clock the caller uses consistently
+  uint64_t dt_ns = 0;          // interval length; samples with 0 are ignored
+  uint64_t runq_wait_ns = 0;   // sum of the process's threads' run-queue delay in the interval
+  uint64_t invol_switches = 0; // sum of their involuntary switches in the interval
+  uint32_t threads = 0;        // threads in the process
+  uint32_t strays = 0;         // governed threads running outside their pool's core set
+};
+
+enum class ActionKind {
+  kOversubscribed,  // entered the oversubscribed state
+  kRecovered,       // left it
+  kLowerOmpCap,     // cap later OpenMP teams at new_cap
+  kRaiseOmpCap,     // calm for long enough: give threads back, up to the planned cap
+  kRepinStrays,     // re-pin `strays` threads into their pools' core sets
+  kAdvice,          // nothing we can resize: tell the user what would
+};
+const char* action_kind_name(ActionKind k);  // "oversubscribed", "lower_omp_cap", ...
+
+struct OversubAction {
+  uint64_t t_ns = 0;
+  ActionKind kind = ActionKind::kAdvice;
+  double wait_ratio = 0;   // the numbers that triggered it
+  double invol_rate = 0;   // involuntary switches per second per budget CPU
+  double demand_cpus = 0;  // budget + average waiting threads
+  int old_cap = 0;         // OpenMP cap before / after (equal when unchanged)
+  int new_cap = 0;
+  uint32_t strays = 0;
+  uint32_t threads = 0;
+  char text[200] = "";     // one line for humans
+};
+
+struct OversubSummary {
+  uint64_t samples = 0;
+  bool oversubscribed = false;  // ever flagged
+  bool oversubscribed_now = false;
+  double max_wait_ratio = 0;
+  int episodes = 0;
+  int omp_cap = 0;              // the cap now
+  uint64_t actions = 0;
+};
+
+class OversubDetector {
+ public:
+  explicit OversubDetector(const OversubConfig& cfg);
+  // Feeds one sample; writes at most `cap` actions to out and returns how many (a few at most:
+  // size out for 4). Actions beyond cap are dropped, and counted in summary().actions anyway.
+  size_t step(const OversubSample& s, OversubAction* out, size_t cap);
+  bool oversubscribed() const { return in_; }
+  int omp_cap() const { return cap_; }
+  OversubSummary summary() const;
+  const OversubConfig& config() const { return cfg_; }
+
+ private:
+  void lower(const OversubSample& s, double wait, double invol, OversubAction* a);
+  OversubConfig cfg_;
+  bool in_ = false;
+  bool ever_ = false;
+  bool advised_ = false;  // this episode
+  int hot_run_ = 0, calm_run_ = 0, since_lower_ = 0;
+  int cap_ = 0;
+  int episodes_ = 0;
+  uint32_t strays_reported_ = 0;
+  uint64_t samples_ = 0, actions_ = 0;
+  double max_wait_ = 0;
+};
+
+// A governed thread is a stray when it may run outside the core set of its pool (its affinity is
+// not a subset of `assigned`) or was last seen on a CPU outside it.
+bool thread_is_stray(const cpu_set_t& allowed, int cpu, const cpu_set_t& assigned);
+
+}  // namespace pw::gov

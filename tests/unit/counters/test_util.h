@@ -1,0 +1,63 @@
+// Helpers for the counters tests: busy threads, sampler thread lookup by name.
+#pragma once
+
+#include <dirent.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace pw::counters::testing {
+
+// n threads spinning until destroyed: demand for n CPUs.
+class BusyThreads {
+ public:
+  explicit BusyThreads(int n) {
+    for (int i = 0; i < n; ++i) {
+      threads_.emplace_back([this] {
+        volatile unsigned long x = 0;
+        while (!stop_.load(std::memory_order_relaxed)) x = x + 1;
+      });
+    }
+  }
+  ~BusyThreads() {
+    stop_ = true;
+    for (auto& t : threads_) t.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+};
+
+inline std::string read_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+
+// Threads of this process whose comm is `name`.
+inline int threads_named(const char* name) {
+  int n = 0;
+  DIR* d = opendir("/proc/self/task");
+  if (!d) return -1;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    n += read_line(std::string("/proc/self/task/") + e->d_name + "/comm") == name;
+  }
+  closedir(d);
+  return n;
+}
+
+inline int allowed_cpus() {
+  cpu_set_t s;
+  return sched_getaffinity(0, sizeof s, &s) == 0 ? CPU_COUNT(&s) : 1;
+}
+
+}  // namespace pw::counters::testing

@@ -1,0 +1,220 @@
+// Oversubscription detector: hysteresis and reactions on synthetic sample sequences.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "governor/oversub.h"
+
+namespace pw::gov {
+namespace {
+
+constexpr uint64_t kPeriod = 100000000;  // 100 ms
+
+// A sample in which `waiting` threads, on average, waited for a CPU the whole interval.
+OversubSample sample(int i, double waiting, uint64_t invol = 0, uint32_t strays = 0) {
+  OversubSample s;
+  s.t_ns = static_cast<uint64_t>(i + 1) * kPeriod;
+  s.dt_ns = kPeriod;
+  s.runq_wait_ns = static_cast<uint64_t>(waiting * kPeriod);
+  s.invol_switches = invol;
+  s.threads = 8;
+  s.strays = strays;
+  return s;
+}
+
+struct Trace {
+  std::vector<OversubAction> actions;
+  int first_flagged = -1;
+};
+
+Trace feed(OversubDetector& d, const std::vector<OversubSample>& ss) {
+  Trace r;
+  for (size_t i = 0; i < ss.size(); ++i) {
+    OversubAction a[4];
+    size_t n = d.step(ss[i], a, 4);
+    r.actions.insert(r.actions.end(), a, a + n);
+    if (d.oversubscribed() && r.first_flagged < 0) r.first_flagged = static_cast<int>(i);
+  }
+  return r;
+}
+
+int count(const Trace& r, ActionKind k) {
+  int n = 0;
+  for (const OversubAction& a : r.actions) n += a.kind == k;
+  return n;
+}
+
+OversubConfig two_cores(int omp_cap = 8) {
+  OversubConfig c;
+  c.budget_cpus = 2;
+  c.omp_cap = omp_cap;
+  return c;
+}
+
+TEST(Oversub, SustainedOverloadIsFlaggedWithinEnterSamples) {
+  OversubDetector d(two_cores());
+  std::vector<OversubSample> ss;
+  for (int i = 0; i < 10; ++i) ss.push_back(sample(i, 6.0));  // 8 busy threads on 2 CPUs
+  Trace r = feed(d, ss);
+  EXPECT_EQ(r.first_flagged, d.config().enter_samples - 1);
+  EXPECT_EQ(count(r, ActionKind::kOversubscribed), 1);
+  ASSERT_GE(count(r, ActionKind::kLowerOmpCap), 1);
+  EXPECT_LT(d.omp_cap(), 8);
+  EXPECT_TRUE(d.summary().oversubscribed);
+  EXPECT_DOUBLE_EQ(d.summary().max_wait_ratio, 3.0);
+}
+
+TEST(Oversub, TheTriggeringNumbersAreInTheAction) {
+  OversubDetector d(two_cores());
+  Trace r = feed(d, {sample(0, 2.0, 300), sample(1, 2.0, 300), sample(2, 2.0, 300)});
+  ASSERT_GE(r.actions.size(), 2u);
+  const OversubAction& lower = r.actions[1];
+  EXPECT_EQ(lower.kind, ActionKind::kLowerOmpCap);
+  EXPECT_EQ(lower.t_ns, 3 * kPeriod);
+  EXPECT_DOUBLE_EQ(lower.wait_ratio, 1.0);
+  EXPECT_DOUBLE_EQ(lower.invol_rate, 1500.0);  // 300 per 0.1 s on 2 CPUs
+  EXPECT_DOUBLE_EQ(lower.demand_cpus, 4.0);
+  EXPECT_EQ(lower.old_cap, 8);
+  EXPECT_EQ(lower.new_cap, 4);  // 8 * budget 2 / demand 4
+  EXPECT_NE(std::string(lower.text).find("8 -> 4"), std::string::npos);
+  EXPECT_STREQ(action_kind_name(lower.kind), "lower_omp_cap");
+}
+
+TEST(Oversub, ASingleSpikeIsIgnored) {
+  OversubDetector d(two_cores());
+  std::vector<OversubSample> ss;
+  for (int i = 0; i < 30; ++i) ss.push_back(sample(i, i % 10 == 5 ? 20.0 : 0.05));
+  Trace r = feed(d, ss);
+  EXPECT_EQ(r.first_flagged, -1);
+  EXPECT_TRUE(r.actions.empty());
+  EXPECT_FALSE(d.summary().oversubscribed);
+  EXPECT_EQ(d.omp_cap(), 8);
+}
+
+TEST(Oversub, LeavesOnlyAfterHysteresis) {
+  OversubConfig c = two_cores();
+  OversubDetector d(c);
+  std::vector<OversubSample> ss;
+  int i = 0;
+  for (; i < 5; ++i) ss.push_back(sample(i, 4.0));
+  feed(d, ss);
+  ASSERT_TRUE(d.oversubscribed());
+  // Between the thresholds: neither hot nor calm, the state holds.
+  for (int k = 0; k < 20; ++k, ++i) feed(d, {sample(i, 0.7)});  // wait ratio 0.35
+  EXPECT_TRUE(d.oversubscribed());
+  for (int k = 0; k < c.leave_samples - 1; ++k, ++i) feed(d, {sample(i, 0.1)});
+  EXPECT_TRUE(d.oversubscribed());
+  Trace r = feed(d, {sample(i++, 0.1)});
+  EXPECT_FALSE(d.oversubscribed());
+  EXPECT_EQ(count(r, ActionKind::kRecovered), 1);
+  EXPECT_TRUE(d.summary().oversubscribed);  // ever
+}
+
+TEST(Oversub, CapNeverBelowOne) {
+  OversubDetector d(two_cores(3));
+  std::vector<OversubSample> ss;
+  for (int i = 0; i < 200; ++i) ss.push_back(sample(i, 40.0));
+  Trace r = feed(d, ss);
+  EXPECT_EQ(d.omp_cap(), 1);
+  for (const OversubAction& a : r.actions) {
+    EXPECT_GE(a.new_cap, 1);
+  }
+  EXPECT_EQ(count(r, ActionKind::kAdvice), 1);  // once per episode, when there is nothing left
+}
+
+TEST(Oversub, WithinBudgetIsNeverFlagged) {
+  OversubDetector d(two_cores());
+  std::vector<OversubSample> ss;
+  // Up to 0.4 threads waiting on 2 CPUs (0.2 per CPU), with plenty of preemptions.
+  for (int i = 0; i < 1000; ++i) ss.push_back(sample(i, (i % 5) * 0.1, 50));
+  Trace r = feed(d, ss);
+  EXPECT_TRUE(r.actions.empty());
+  EXPECT_FALSE(d.summary().oversubscribed);
+  EXPECT_EQ(d.summary().samples, 1000u);
+}
+
+TEST(Oversub, PreemptionsFlagAModerateWait) {
+  OversubDetector d(two_cores());
+  std::vector<OversubSample> ss;
+  for (int i = 0; i < 3; ++i) ss.push_back(sample(i, 0.6, 100));  // 0.3 waiting, 500/s per CPU
+  EXPECT_GE(feed(d, ss).first_flagged, 0);
+  OversubDetector quiet(two_cores());
+  ss.clear();
+  for (int i = 0; i < 3; ++i) ss.push_back(sample(i, 0.6, 0));
+  EXPECT_EQ(feed(quiet, ss).first_flagged, -1);
+}
+
+TEST(Oversub, NoOpenMpCapMeansAdvice) {
+  OversubConfig c = two_cores(0);
+  OversubDetector d(c);
+  Trace r = feed(d, {sample(0, 4), sample(1, 4), sample(2, 4)});
+  EXPECT_EQ(count(r, ActionKind::kLowerOmpCap), 0);
+  EXPECT_EQ(count(r, ActionKind::kAdvice), 1);
+  EXPECT_EQ(d.omp_cap(), 0);
+}
+
+TEST(Oversub, FixedFrameworkPoolsGetAdviceBesideTheCap) {
+  OversubConfig c = two_cores(4);
+  c.fixed_pools = 2;
+  OversubDetector d(c);
+  Trace r = feed(d, {sample(0, 4), sample(1, 4), sample(2, 4)});
+  EXPECT_EQ(count(r, ActionKind::kLowerOmpCap), 1);
+  ASSERT_EQ(count(r, ActionKind::kAdvice), 1);
+  EXPECT_NE(std::string(r.actions.back().text).find("cannot be resized"), std::string::npos);
+}
+
+TEST(Oversub, CapComesBackAfterALongCalm) {
+  OversubConfig c = two_cores(8);
+  OversubDetector d(c);
+  int i = 0;
+  for (; i < 3; ++i) feed(d, {sample(i, 6)});
+  int lowered = d.omp_cap();
+  ASSERT_LT(lowered, 8);
+  Trace r;
+  for (int k = 0; k < c.leave_samples + 4 * c.restore_samples; ++k, ++i) {
+    Trace one = feed(d, {sample(i, 0)});
+    r.actions.insert(r.actions.end(), one.actions.begin(), one.actions.end());
+  }
+  EXPECT_EQ(d.omp_cap(), 8);
+  EXPECT_GE(count(r, ActionKind::kRaiseOmpCap), 1);
+}
+
+TEST(Oversub, StraysAreReportedWhenTheirNumberGrows) {
+  OversubDetector d(two_cores());
+  Trace r = feed(d, {sample(0, 0, 0, 2), sample(1, 0, 0, 2), sample(2, 0, 0, 3), sample(3, 0, 0, 0),
+                   sample(4, 0, 0, 1)});
+  ASSERT_EQ(count(r, ActionKind::kRepinStrays), 3);
+  EXPECT_EQ(r.actions[0].strays, 2u);
+  EXPECT_EQ(r.actions[1].strays, 3u);
+  EXPECT_EQ(r.actions[2].strays, 1u);
+}
+
+TEST(Oversub, BadConfigAndEmptySamplesAreHarmless) {
+  OversubConfig c;
+  c.budget_cpus = 0;
+  c.enter_samples = 0;
+  c.omp_cap = -3;
+  OversubDetector d(c);
+  OversubAction a[4];
+  EXPECT_EQ(d.step(OversubSample{}, a, 4), 0u);  // dt 0
+  EXPECT_EQ(d.summary().samples, 0u);
+  EXPECT_GE(d.step(sample(0, 5), nullptr, 0), 0u);
+  EXPECT_TRUE(d.oversubscribed());
+}
+
+TEST(Oversub, StrayMeansAffinityOrCpuOutsideTheAssignedSet) {
+  cpu_set_t pool, allowed;
+  CPU_ZERO(&pool);
+  CPU_SET(2, &pool);
+  CPU_SET(3, &pool);
+  CPU_ZERO(&allowed);
+  CPU_SET(3, &allowed);
+  EXPECT_FALSE(thread_is_stray(allowed, 3, pool));
+  EXPECT_TRUE(thread_is_stray(allowed, 0, pool));  // migrated out before being pinned
+  CPU_SET(0, &allowed);
+  EXPECT_TRUE(thread_is_stray(allowed, 3, pool));  // may run outside the pool
+}
+
+}  // namespace
+}  // namespace pw::gov
