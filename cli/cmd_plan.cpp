@@ -1,0 +1,211 @@
+// cli/cmd_plan and cli/cmd_topo: the plan and the budget, as the preload would see them.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "preload/json.h"
+#include "preload/planning.h"
+#include "preload/report.h"
+#include "topology/topology.h"
+
+namespace {
+
+const char* env_get(const char* n) { return getenv(n); }
+
+// Options from the environment, then the command line on top.
+struct Common {
+  pw::opt::Options opt;
+  bool json = false;
+};
+
+// Returns -1 to continue, else an exit code.
+int parse_common(int argc, char** argv, bool allow_plan_flags, void (*usage)(FILE*), Common* c) {
+  std::vector<std::string> warns;
+  c->opt = pw::opt::options_parse(env_get, &warns);
+  for (const std::string& w : warns) fprintf(stderr, "parwidth: warning: %s\n", w.c_str());
+  pw::cli::Args a(argc, argv);
+  std::string v;
+  bool missing = false;
+  while (!a.done()) {
+    if (a.flag("-h") || a.flag("--help")) {
+      usage(stdout);
+      return 0;
+    }
+    if (a.flag("--json")) {
+      c->json = true;
+      continue;
+    }
+    if (a.flag("--smt")) {
+      c->opt.smt = true;
+      continue;
+    }
+    if (a.value("--topology", &v, &missing)) {
+      if (!missing) c->opt.topology = v;
+      if (missing) break;
+      continue;
+    }
+    if (a.value("--cpus", &v, &missing)) {
+      if (!missing) c->opt.cpus = v;
+      if (missing) break;
+      continue;
+    }
+    if (a.value("--cgroup", &v, &missing)) {
+      if (!missing) c->opt.cgroup = v;
+      if (missing) break;
+      continue;
+    }
+    if (allow_plan_flags) {
+      if (a.value("--model", &v, &missing)) {
+        if (!missing) c->opt.model = v;
+        if (missing) break;
+        continue;
+      }
+      if (a.value("--pools", &v, &missing)) {
+        if (missing) break;
+        if (!pw::cli::parse_count(v, 1, 4096, &c->opt.pools)) {
+          fprintf(stderr, "parwidth: error: --pools wants an integer 1..4096, got '%s'\n",
+                  v.c_str());
+          return 2;
+        }
+        continue;
+      }
+      if (a.value("--intra", &v, &missing)) {
+        if (missing) break;
+        if (!pw::cli::parse_count(v, 1, 4096, &c->opt.intra)) {
+          fprintf(stderr, "parwidth: error: --intra wants an integer 1..4096, got '%s'\n",
+                  v.c_str());
+          return 2;
+        }
+        continue;
+      }
+    }
+    fprintf(stderr, "parwidth: error: unknown argument '%s'\n", a.peek());
+    usage(stderr);
+    return 2;
+  }
+  if (missing) {
+    fprintf(stderr, "parwidth: error: an option is missing its value\n");
+    return 2;
+  }
+  return -1;
+}
+
+void plan_usage(FILE* f) {
+  fputs(
+      "usage: parwidth plan [--model FILE] [--topology T] [--pools N] [--intra N]\n"
+      "                     [--cpus LIST] [--smt] [--cgroup DIR] [--json]\n"
+      "\n"
+      "Prints the plan parwidth would apply here (this process's CPU budget), or on\n"
+      "a described machine: --topology takes an hwloc XML file or\n"
+      "\"synthetic:package:2 core:24 pu:2\". PARWIDTH_* variables apply too.\n",
+      f);
+}
+
+void topo_usage(FILE* f) {
+  fputs(
+      "usage: parwidth topo [--topology T] [--cpus LIST] [--smt] [--cgroup DIR] [--json]\n"
+      "\n"
+      "Prints the CPU budget (sockets, cores, CPUs) and where each limit came from:\n"
+      "affinity, cgroup cpuset and cpu.max quota, PARWIDTH_CPUS, local rank share.\n",
+      f);
+}
+
+void print_budget_text(const pw::planning::Planned& p) {
+  const pw::topo::Budget& b = p.budget;
+  printf("machine: %s\n", p.machine.source.c_str());
+  printf("budget:  %d cores on %zu socket(s), cpus %s\n", b.cores, b.sockets.size(),
+         pw::topo::cpulist_format(b.cpus).c_str());
+  for (size_t s = 0; s < b.sockets.size(); ++s) {
+    printf("  socket %d:", b.sockets[s].os_index);
+    for (const pw::topo::Core& c : b.sockets[s].cores)
+      printf(" [%s]", pw::topo::cpulist_format(c.pus).c_str());
+    printf("\n");
+  }
+  for (const std::string& n : b.notes) printf("  %s\n", n.c_str());
+  printf("  local share: rank %d of %d (%s)\n", b.local_rank, b.local_size, p.local_from.c_str());
+}
+
+int plan_or_fail(const Common& c, pw::planning::Planned* p) {
+  std::string err;
+  if (!pw::planning::plan_process(c.opt, env_get, nullptr, p, &err)) {
+    fprintf(stderr, "parwidth: error: %s\n", err.c_str());
+    return 2;
+  }
+  for (const std::string& w : p->warnings) fprintf(stderr, "parwidth: warning: %s\n", w.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int pw_cmd_plan(int argc, char** argv) {
+  Common c;
+  if (int rc = parse_common(argc, argv, true, plan_usage, &c); rc >= 0) return rc;
+  pw::planning::Planned p;
+  if (int rc = plan_or_fail(c, &p)) return rc;
+  if (c.json) {
+    pw::json::Writer w;
+    w.begin_object();
+    w.key("machine").value(p.machine.source);
+    w.key("budget").raw(pw::report::budget_json(p.budget));
+    w.key("graph");
+    if (p.graph.known) {
+      w.begin_object();
+      w.key("source").value(p.graph.source);
+      w.key("heavy").value(p.graph.heavy);
+      w.key("layers").value(p.graph.layers);
+      w.key("avg_width").value(p.graph.avg_width);
+      w.key("max_level_width").value(p.graph.max_level_width);
+      w.key("weighted_parallelism").value(p.graph.weighted_parallelism);
+      w.end_object();
+    } else {
+      w.null();
+    }
+    w.key("plan").raw(pw::report::plan_json(p.plan));
+    w.key("warnings").strings(p.warnings);
+    w.end_object();
+    printf("%s\n", w.str().c_str());
+    return 0;
+  }
+  print_budget_text(p);
+  if (p.graph.known)
+    printf("graph:   %s: heavy %ld, layers %ld, avg width %ld, max level width %ld\n",
+           p.graph.source.c_str(), p.graph.heavy, p.graph.layers, p.graph.avg_width,
+           p.graph.max_level_width);
+  printf("plan:    %d pool(s) x %d thread(s) over %d slot(s)\n", p.plan.pools, p.plan.threads,
+         p.plan.slots);
+  for (size_t i = 0; i < p.plan.core_sets.size(); ++i)
+    printf("  pool %zu: cpus %s\n", i, pw::topo::cpulist_format(p.plan.core_sets[i]).c_str());
+  for (const std::string& n : p.plan.notes) printf("  %s\n", n.c_str());
+  return 0;
+}
+
+int pw_cmd_topo(int argc, char** argv) {
+  Common c;
+  if (int rc = parse_common(argc, argv, false, topo_usage, &c); rc >= 0) return rc;
+  pw::planning::Planned p;
+  if (int rc = plan_or_fail(c, &p)) return rc;
+  if (c.json) {
+    pw::json::Writer w;
+    w.begin_object();
+    w.key("machine").value(p.machine.source);
+    w.key("machine_sockets").begin_array();
+    for (const pw::topo::Socket& s : p.machine.sockets) {
+      w.begin_object().key("os_index").value(s.os_index).key("cores").begin_array();
+      for (const pw::topo::Core& core : s.cores) w.ints(core.pus);
+      w.end_array().end_object();
+    }
+    w.end_array();
+    w.key("budget").raw(pw::report::budget_json(p.budget));
+    w.key("local_from").value(p.local_from);
+    w.key("warnings").strings(p.warnings);
+    w.end_object();
+    printf("%s\n", w.str().c_str());
+    return 0;
+  }
+  print_budget_text(p);
+  return 0;
+}

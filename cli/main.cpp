@@ -1,0 +1,45 @@
+// cli/main: `parwidth <command>` dispatch and top-level help.
+#include <cstdio>
+#include <cstring>
+
+#include "cli/commands.h"
+
+namespace {
+
+const char kUsage[] =
+    "usage: parwidth <command> [options]\n"
+    "\n"
+    "A thread governor for deep-learning programs on CPUs.\n"
+    "\n"
+    "commands:\n"
+    "  run [options] -- CMD [ARGS...]   run CMD with libparwidth.so preloaded\n"
+    "  plan [options]                   the plan for this process's budget, or a described machine\n"
+    "  topo [options]                   the CPU budget and where each limit came from\n"
+    "  width MODEL [--json]             a model graph's width statistics\n"
+    "\n"
+    "Run `parwidth <command> --help` for a command's options. Every PARWIDTH_*\n"
+    "environment option is listed by `parwidth run --help`.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fputs(kUsage, stderr);
+    return 2;
+  }
+  const char* cmd = argv[1];
+  if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    fputs(kUsage, stdout);
+    return 0;
+  }
+  if (!strcmp(cmd, "--version")) {
+    puts("parwidth 0.1.0");
+    return 0;
+  }
+  if (!strcmp(cmd, "run")) return pw_cmd_run(argc - 1, argv + 1);
+  if (!strcmp(cmd, "plan")) return pw_cmd_plan(argc - 1, argv + 1);
+  if (!strcmp(cmd, "topo")) return pw_cmd_topo(argc - 1, argv + 1);
+  if (!strcmp(cmd, "width")) return pw_cmd_width(argc - 1, argv + 1);
+  fprintf(stderr, "parwidth: error: unknown command '%s'\n%s", cmd, kUsage);
+  return 2;
+}

@@ -1,0 +1,57 @@
+// governor/plan: pools, threads per pool and a core set per pool, from the
+// CPU budget, the model graph's width and the user's overrides.
+//
+// Pure: values in, values out. No error states: every input yields a plan
+// (at least one pool of at least one thread); what was clamped is in notes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace pw::gov {
+
+// One physical core of the budget: its socket and its allowed PUs.
+struct CoreSlot {
+  int socket = 0;
+  std::vector<int> pus;  // ascending; pus[0] is the core's primary PU
+};
+
+// The budget as the governor sees it: cores in socket-major order.
+struct BudgetView {
+  std::vector<CoreSlot> cores;
+};
+
+// The width statistics that matter for the plan (graph/ computes them).
+struct WidthView {
+  bool known = false;
+  long avg_width = 1;
+  long max_level_width = 1;
+};
+
+struct PlanOptions {
+  int pools = 0;   // PARWIDTH_POOLS; 0 = from the graph
+  int intra = 0;   // PARWIDTH_INTRA; 0 = slots / pools
+  bool smt = false;  // every PU is a slot, not only each core's first
+};
+
+struct Plan {
+  int pools = 1;
+  int threads = 1;                          // intra-op / OpenMP threads per pool
+  int slots = 1;                            // cores (or PUs with smt) planned over
+  std::vector<std::vector<int>> core_sets;  // per pool: the CPUs (PU ids) it may use
+  int spanning_pools = 0;                   // pools whose set crosses a socket boundary
+  std::vector<std::string> notes;           // how pools and threads were chosen
+};
+
+// pools   = opt.pools, else clamp(W, 1, min(max level width, slots))
+// threads = opt.intra, else floor(slots / pools)
+// core sets: balanced contiguous groups in socket-major order, arranged so
+// that as few pools as possible span two sockets.
+Plan plan_for(const BudgetView& budget, const WidthView& width, const PlanOptions& opt);
+
+// Pool sizes (in slots) in placement order for `slots` slots split into
+// `pools` balanced groups, given the socket boundaries (slot offsets where a
+// new socket starts), minimising the number of groups that cross one.
+std::vector<int> pool_sizes_for(int slots, int pools, const std::vector<int>& boundaries);
+
+}  // namespace pw::gov

@@ -1,0 +1,23 @@
+// hooks/bind_list: every hook's original, in one flat list.
+// PW_BIND(name, glibc version or nullptr, required)
+// Required: the process cannot run without it (a missing one is reported by
+// name). Optional: only present when the runtime that defines it is loaded.
+PW_BIND(pthread_create, "GLIBC_2.34", true)
+PW_BIND(posix_spawn, "GLIBC_2.15", true)
+PW_BIND(posix_spawnp, "GLIBC_2.15", true)
+PW_BIND(omp_set_num_threads, nullptr, false)
+PW_BIND(omp_get_max_threads, nullptr, false)
+PW_BIND(GOMP_parallel, nullptr, false)
+PW_BIND(GOMP_parallel_start, nullptr, false)
+PW_BIND(GOMP_parallel_reductions, nullptr, false)
+PW_BIND(GOMP_parallel_sections, nullptr, false)
+PW_BIND(GOMP_parallel_loop_static, nullptr, false)
+PW_BIND(GOMP_parallel_loop_dynamic, nullptr, false)
+PW_BIND(GOMP_parallel_loop_guided, nullptr, false)
+PW_BIND(GOMP_parallel_loop_runtime, nullptr, false)
+PW_BIND(GOMP_parallel_loop_nonmonotonic_dynamic, nullptr, false)
+PW_BIND(GOMP_parallel_loop_nonmonotonic_guided, nullptr, false)
+PW_BIND(GOMP_parallel_loop_nonmonotonic_runtime, nullptr, false)
+PW_BIND(GOMP_parallel_loop_maybe_nonmonotonic_runtime, nullptr, false)
+PW_BIND(__kmpc_fork_call, nullptr, false)
+PW_BIND(__kmpc_fork_teams, nullptr, false)

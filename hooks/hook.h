@@ -1,0 +1,53 @@
+// hooks/hook: the one way to declare an interposed function and name the original.
+//
+// How to add a hook (three local edits):
+//   1. In a hooks/*.cpp:   PW_HOOK(ret, name, (params...)) { ... PW_REAL(name)(args...) ... }
+//      The signature is checked against the hook's declared type (hooks/abi.h
+//      for names no system header declares): a wrong one does not compile.
+//   2. In hooks/bind_list.h: one PW_BIND_* line saying how to find the original.
+//   3. In hooks/exports.map: the name, so the version script exports it; and a test.
+//
+// PW_REAL(name) is always the original: for a globally visible definition it
+// is bound once (RTLD_NEXT, versioned where glibc versions the symbol); for a
+// name that only an RTLD_LOCAL library defines (a wheel's bundled libgomp) it
+// is looked up from the caller's own object, so each caller reaches the
+// runtime it would have reached without us.
+#pragma once
+
+#include <type_traits>
+
+#include "hooks/real.h"
+
+namespace pw::hooks {
+// Same parameters and result; glibc marks its declarations noexcept in C++,
+// which a definition may leave out.
+template <typename Declared, typename Ours>
+struct same_signature : std::false_type {};
+template <typename R, typename... A>
+struct same_signature<R (*)(A...), R (*)(A...)> : std::true_type {};
+template <typename R, typename... A>
+struct same_signature<R (*)(A...) noexcept, R (*)(A...)> : std::true_type {};
+}  // namespace pw::hooks
+
+#define PW_HOOK_TYPE(name) pw_hook_type_##name
+#define PW_REAL_SLOT(name) pw_real_##name
+
+// Declares the slot that holds the original of `name`.
+#define PW_DECLARE_REAL(name)                          \
+  using PW_HOOK_TYPE(name) = decltype(&::name);        \
+  extern ::pw::hooks::RealSlot PW_REAL_SLOT(name)
+
+// The original, as seen from this call site.
+#define PW_REAL(name)                                                                  \
+  (reinterpret_cast<PW_HOOK_TYPE(name)>(                                               \
+      ::pw::hooks::real_for_caller(&PW_REAL_SLOT(name), __builtin_return_address(0))))
+
+// Defines the exported hook. The static_assert makes the parameter list
+// match the declared type exactly.
+// (Attributes such as nonnull on the declared type are irrelevant to the check.)
+#define PW_HOOK(ret, name, params)                                                       \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wignored-attributes\"") \
+  static_assert(::pw::hooks::same_signature<PW_HOOK_TYPE(name), ret(*) params>::value,    \
+                "hook " #name " does not match the declared signature");                \
+  _Pragma("GCC diagnostic pop")                                                          \
+  extern "C" __attribute__((visibility("default"))) ret name params

@@ -1,0 +1,118 @@
+// hooks/pthread: pthread_create — each new thread gets a pool and a core, and
+// pins itself in a trampoline before the creator's start routine runs.
+#include <errno.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "hooks/creator.h"
+#include "hooks/guard.h"
+#include "hooks/slots.h"
+#include "preload/runtime.h"
+
+namespace pw::hooks {
+
+__thread bool t_inside __attribute__((tls_model("initial-exec"))) = false;
+
+namespace {
+
+struct Start {
+  void* (*fn)(void*);
+  void* arg;
+  gov::Assignment where;
+  bool pin;
+  bool user_affinity;
+  std::string creator;
+};
+
+// Sets the calling thread's affinity; returns 0 or an errno.
+int pin_self(const std::vector<int>& cpus) {
+  int max = 0;
+  for (int c : cpus) max = c > max ? c : max;
+  cpu_set_t* set = CPU_ALLOC(max + 1);
+  if (!set) return ENOMEM;
+  const size_t sz = CPU_ALLOC_SIZE(max + 1);
+  CPU_ZERO_S(sz, set);
+  for (int c : cpus) CPU_SET_S(c, sz, set);
+  int rc = sched_setaffinity(0, sz, set) == 0 ? 0 : errno;
+  CPU_FREE(set);
+  return rc;
+}
+
+// True if the creator gave the thread an affinity of its own in its attributes.
+bool attr_has_affinity(const pthread_attr_t* attr) {
+  if (!attr) return false;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (pthread_attr_getaffinity_np(attr, sizeof set, &set) != 0) return false;
+  return CPU_COUNT(&set) != CPU_SETSIZE;
+}
+
+void* trampoline(void* p) {
+  Start* s = static_cast<Start*>(p);
+  void* (*fn)(void*) = s->fn;
+  void* arg = s->arg;
+  {
+    Guard guard;
+    rt::set_current_pool(s->where.pool);
+    gov::ThreadRecord rec;
+    rec.tid = static_cast<long>(gettid());
+    rec.pool = s->where.pool;
+    rec.cpu = s->where.cpu;
+    std::vector<int> cpus;
+    if (s->pin && rt::cpus_for(s->where, &cpus)) {
+      int err = pin_self(cpus);
+      rec.pinned = err == 0;
+      if (err) rec.pin_error = strerror(err);
+    } else if (s->user_affinity) {
+      rec.pin_error = "the creator set the thread's affinity; kept";
+    }
+    try {
+      rec.creator = std::move(s->creator);
+      rt::record_thread(rec);
+    } catch (...) {
+    }
+    s->~Start();
+    free(s);
+  }
+  return fn(arg);
+}
+
+}  // namespace
+}  // namespace pw::hooks
+
+using pw::hooks::Guard;
+
+PW_HOOK(int, pthread_create,
+        (pthread_t * thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg)) {
+  auto real = PW_REAL(pthread_create);
+  if (!real) return EAGAIN;
+  Guard guard;
+  if (!guard.entered() || !pw::rt::selected() || !pw::rt::ensure_active())
+    return real(thread, attr, start, arg);
+
+  void* mem = malloc(sizeof(pw::hooks::Start));
+  if (!mem) return real(thread, attr, start, arg);
+  pw::hooks::Start* s = nullptr;
+  try {
+    s = new (mem) pw::hooks::Start{start, arg, {}, false, false, {}};
+    s->where = pw::rt::assign_thread(pw::rt::current_pool());
+    s->user_affinity = pw::hooks::attr_has_affinity(attr);
+    s->pin = pw::rt::governing() && !s->user_affinity;
+    s->creator = pw::hooks::creator_of(__builtin_return_address(0));
+  } catch (...) {
+    if (s) s->~Start();
+    free(mem);
+    return real(thread, attr, start, arg);
+  }
+  int rc = real(thread, attr, pw::hooks::trampoline, s);
+  if (rc != 0) {
+    s->~Start();
+    free(s);
+  }
+  return rc;
+}

@@ -1,0 +1,11 @@
+// hooks/slots: the RealSlot of every hook in bind_list.h, with its type.
+#pragma once
+
+#include <type_traits>
+
+#include "hooks/abi.h"
+#include "hooks/hook.h"
+
+#define PW_BIND(name, version, required) PW_DECLARE_REAL(name);
+#include "hooks/bind_list.h"
+#undef PW_BIND

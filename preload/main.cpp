@@ -1,0 +1,29 @@
+// preload/main: the LD_PRELOAD entry — constructor, destructor, fork handlers.
+#include <pthread.h>
+
+#include "hooks/real.h"
+#include "preload/runtime.h"
+
+namespace {
+
+void fork_prepare() { pw::rt::on_fork_prepare(); }
+void fork_parent() { pw::rt::on_fork_parent(); }
+void fork_child() { pw::rt::on_fork_child(); }
+
+__attribute__((constructor)) void parwidth_load() {
+  try {
+    pw::rt::on_load();
+    if (pw::rt::selected()) pthread_atfork(fork_prepare, fork_parent, fork_child);
+  } catch (...) {
+    // Out of memory while reading options: stay out of the way.
+  }
+}
+
+__attribute__((destructor)) void parwidth_unload() {
+  try {
+    pw::rt::on_exit();
+  } catch (...) {
+  }
+}
+
+}  // namespace

@@ -1,0 +1,65 @@
+// preload/options: every PARWIDTH_<NAME> option, parsed from one table.
+//
+// A bad value gets one warning naming the option and keeps the default;
+// nothing here aborts, throws or prints (warnings are returned).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace pw::opt {
+
+enum class Mode { kOff, kObserve, kGovern };
+enum class Pin { kNone, kPool, kCore };
+
+struct Options {
+  Mode mode = Mode::kGovern;
+  int pools = 0;  // 0 = plan from the graph
+  int intra = 0;  // 0 = plan from the budget
+  std::string model;
+  std::string cpus;
+  bool smt = false;
+  Pin pin = Pin::kCore;
+  bool monitor = true;
+  int monitor_ms = 100;
+  std::string report;
+  int verbose = 0;
+  std::string include;
+  std::string exclude;
+  std::string topology;
+  bool override_user = false;
+  int local_rank = -1;  // -1 = from the launcher
+  int local_size = -1;
+  std::string cgroup;  // the cgroup directory to read instead of this process's
+};
+
+// One row of the table, for --help, the README and verbose output.
+struct OptionInfo {
+  const char* name;  // without the PARWIDTH_ prefix
+  const char* type;  // "mode", "int", "bool", "path", ...
+  const char* def;   // the default, as text
+  const char* help;
+};
+const std::vector<OptionInfo>& options_table();
+
+// getenv-like lookup; returns nullptr when unset. Tests pass a map.
+using EnvLookup = std::function<const char*(const char* name)>;
+
+// Parses every option; each bad value adds one warning and keeps the default.
+Options options_parse(const EnvLookup& env, std::vector<std::string>* warnings);
+
+// "name=value" for every option, for verbose mode.
+std::vector<std::string> options_describe(const Options& o);
+
+const char* mode_name(Mode m);
+const char* pin_name(Pin p);
+
+// Program-name patterns: ':' or ',' separated shell globs, matched against
+// each of the names given (the executable's and argv[0]'s base names).
+bool patterns_match(const std::string& patterns, const std::vector<std::string>& names);
+
+// Should this process be governed at all (mode, include/exclude)?
+bool process_selected(const Options& o, const std::vector<std::string>& names);
+
+}  // namespace pw::opt

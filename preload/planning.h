@@ -1,0 +1,43 @@
+// preload/planning: machine -> budget -> (graph) -> plan, for this process or
+// for a described machine. Shared by the preload and the `parwidth` command.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "governor/plan.h"
+#include "preload/options.h"
+#include "topology/topology.h"
+
+namespace pw::planning {
+
+struct GraphSummary {
+  bool known = false;
+  std::string source;
+  long heavy = 0, layers = 0, avg_width = 1, max_level_width = 1;
+  double weighted_parallelism = 1;
+};
+
+struct Planned {
+  topo::Machine machine;
+  topo::Budget budget;
+  GraphSummary graph;
+  gov::Plan plan;
+  std::string local_from;             // where local rank/size came from
+  std::vector<std::string> warnings;  // problems that did not stop planning
+};
+
+// The local rank and size from PARWIDTH_LOCAL_*, else the launcher's variables
+// (torchrun, Open MPI, MPICH/Hydra, Slurm). Defaults 0 of 1.
+void local_share(const opt::Options& o, const opt::EnvLookup& env, int* rank, int* size,
+                 std::string* from);
+
+// Plans for this process (o.topology empty) or for the described machine.
+// `machine` may hold an already-loaded machine (fork child) to skip the load.
+// Returns false with *err when no trustworthy budget exists: run ungoverned.
+bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::Machine* machine,
+                  Planned* out, std::string* err);
+
+gov::BudgetView budget_view(const topo::Budget& b);
+
+}  // namespace pw::planning

@@ -1,0 +1,182 @@
+// preload/report: serialising what was done.
+#include "preload/report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "preload/json.h"
+#include "preload/log.h"
+
+namespace pw::report {
+
+std::string budget_json(const topo::Budget& b) {
+  json::Writer w;
+  w.begin_object();
+  w.key("cpus").ints(b.cpus);
+  w.key("cores").value(b.cores);
+  w.key("sockets").value(static_cast<int>(b.sockets.size()));
+  w.key("quota_cpus");
+  if (b.quota_cpus > 0)
+    w.value(b.quota_cpus);
+  else
+    w.null();
+  w.key("local_rank").value(b.local_rank);
+  w.key("local_size").value(b.local_size);
+  w.key("notes").strings(b.notes);
+  w.end_object();
+  return w.str();
+}
+
+std::string plan_json(const gov::Plan& p) {
+  json::Writer w;
+  w.begin_object();
+  w.key("pools").value(p.pools);
+  w.key("threads").value(p.threads);
+  w.key("slots").value(p.slots);
+  w.key("core_sets").begin_array();
+  for (const auto& set : p.core_sets) w.ints(set);
+  w.end_array();
+  w.key("spanning_pools").value(p.spanning_pools);
+  w.key("notes").strings(p.notes);
+  w.end_object();
+  return w.str();
+}
+
+std::string report_json(const Input& in) {
+  json::Writer w;
+  w.begin_object();
+  w.key("mode").value(opt::mode_name(in.opt->mode));
+  w.key("pid").value(static_cast<long long>(getpid()));
+  w.key("program").value(in.program);
+  w.key("governed").value(in.active && in.opt->mode == opt::Mode::kGovern);
+  if (!in.fail_reason.empty()) w.key("ungoverned_because").value(in.fail_reason);
+  const planning::Planned* p = in.planned;
+  w.key("budget");
+  if (p)
+    w.raw(budget_json(p->budget));
+  else
+    w.null();
+  w.key("graph");
+  if (p && p->graph.known) {
+    w.begin_object();
+    w.key("source").value(p->graph.source);
+    w.key("heavy").value(p->graph.heavy);
+    w.key("layers").value(p->graph.layers);
+    w.key("avg_width").value(p->graph.avg_width);
+    w.key("max_level_width").value(p->graph.max_level_width);
+    w.key("weighted_parallelism").value(p->graph.weighted_parallelism);
+    w.end_object();
+  } else {
+    w.null();
+  }
+  w.key("plan");
+  if (p)
+    w.raw(plan_json(p->plan));
+  else
+    w.null();
+  w.key("threads").begin_array();
+  for (const gov::ThreadRecord& t : in.threads) {
+    w.begin_object();
+    w.key("tid").value(static_cast<long long>(t.tid));
+    w.key("creator").value(t.creator);
+    w.key("pool").value(t.pool);
+    w.key("cpu");
+    if (t.pinned && t.cpu >= 0)
+      w.value(t.cpu);
+    else
+      w.null();
+    w.key("pinned").value(t.pinned);
+    if (!t.pin_error.empty()) w.key("pin_error").value(t.pin_error);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("openmp").begin_object().key("team_cap").value(in.omp_cap).end_object();
+  w.key("frameworks").begin_array();
+  for (const Framework& f : in.frameworks) {
+    w.begin_object();
+    w.key("name").value(f.name);
+    w.key("setting").value(f.setting);
+    w.key("value").value(f.value);
+    w.key("applied").value(f.applied);
+    w.key("why").value(f.why);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("monitor");
+  if (in.monitor_json.empty())
+    w.null();
+  else
+    w.raw(in.monitor_json);
+  w.key("options").strings(opt::options_describe(*in.opt));
+  w.key("warnings").strings(in.warnings);
+  w.end_object();
+  return w.str();
+}
+
+std::string report_path(const std::string& pattern, bool forked_child) {
+  std::string out;
+  bool had_pid = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'p') {
+      out += std::to_string(getpid());
+      had_pid = true;
+      ++i;
+    } else {
+      out += pattern[i];
+    }
+  }
+  if (forked_child && !had_pid) out += "." + std::to_string(getpid());
+  return out;
+}
+
+void write_at_exit(const Input& in) {
+  if (in.opt->verbose >= 1) {
+    const planning::Planned* p = in.planned;
+    if (p) {
+      log::info(1, "%s: %d pools x %d threads on %d cores (%s); %zu threads governed",
+                opt::mode_name(in.opt->mode), p->plan.pools, p->plan.threads, p->budget.cores,
+                p->graph.known ? "from the model graph" : "no model graph", in.threads.size());
+    } else {
+      log::info(1, "not activated%s%s", in.fail_reason.empty() ? "" : ": ",
+                in.fail_reason.c_str());
+    }
+  }
+  if (in.opt->report.empty()) return;
+  const std::string path = report_path(in.opt->report, in.forked_child);
+  const std::string tmp = path + ".tmp" + std::to_string(getpid());
+  const std::string body = report_json(in) + "\n";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    log::warn("cannot write the report to %s", tmp.c_str());
+    return;
+  }
+  size_t off = 0;
+  while (off < body.size()) {
+    ssize_t n = write(fd, body.data() + off, body.size() - off);
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+  close(fd);
+  if (off != body.size()) {
+    unlink(tmp.c_str());
+    log::warn("cannot write the report to %s", path.c_str());
+    return;
+  }
+  // A process that never activated (a shell around the real job, say) does
+  // not replace a report that an activated process wrote to the same path.
+  if (!in.active) {
+    if (link(tmp.c_str(), path.c_str()) != 0 && errno != EEXIST)
+      log::warn("cannot write the report to %s", path.c_str());
+    unlink(tmp.c_str());
+    return;
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    unlink(tmp.c_str());
+    log::warn("cannot write the report to %s", path.c_str());
+  }
+}
+
+}  // namespace pw::report

@@ -1,0 +1,48 @@
+// preload/report: the JSON report written at exit, and the human summary.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "governor/registry.h"
+#include "preload/options.h"
+#include "preload/planning.h"
+
+namespace pw::report {
+
+struct Framework {
+  std::string name, setting, value;
+  bool applied;
+  std::string why;
+};
+
+struct Input {
+  const opt::Options* opt = nullptr;
+  std::string program;
+  bool active = false;
+  std::string fail_reason;
+  const planning::Planned* planned = nullptr;  // null when not active
+  std::vector<gov::ThreadRecord> threads;
+  int omp_cap = 0;
+  std::vector<Framework> frameworks;
+  std::vector<std::string> warnings;
+  std::string monitor_json;  // empty = null
+  bool forked_child = false;
+};
+
+// The report as one JSON object.
+std::string report_json(const Input& in);
+
+// The budget and plan objects (also used by `parwidth plan --json`).
+std::string budget_json(const topo::Budget& b);
+std::string plan_json(const gov::Plan& p);
+
+// Writes PARWIDTH_REPORT (if set) atomically, and the summary on stderr at
+// VERBOSE >= 1. "%p" in the path is the pid; a forked child without "%p"
+// writes to "<path>.<pid>" so that it never replaces its parent's report.
+void write_at_exit(const Input& in);
+
+// The report path for this process.
+std::string report_path(const std::string& pattern, bool forked_child);
+
+}  // namespace pw::report

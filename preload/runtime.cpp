@@ -1,0 +1,269 @@
+// preload/runtime: activation, the state the hooks read, the report at exit.
+#include "preload/runtime.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#include "preload/log.h"
+#include "preload/planning.h"
+#include "preload/report.h"
+
+namespace pw::rt {
+namespace {
+
+enum State : int { kUnselected, kInactive, kActivating, kActive, kFailed };
+
+struct FrameworkNote {
+  std::string name, setting, value, why;
+  bool applied;
+};
+
+// Never destroyed: threads may still run hooks while the process exits.
+struct Runtime {
+  opt::Options opt;
+  std::vector<std::string> names;  // program names for include/exclude
+  bool omp_env_explicit = false;
+  std::string omp_env_value;
+  std::atomic<int> state{kUnselected};
+  bool have_machine = false;
+  planning::Planned planned;
+  std::string fail_reason;
+  gov::Registry registry;
+  std::vector<int> process_cpus;
+  std::atomic<int> omp_cap{0};
+  std::atomic<unsigned> omp_gen{1};
+  bool forked_child = false;
+  std::mutex mu;  // frameworks, warnings
+  std::vector<FrameworkNote> frameworks;
+  std::vector<std::string> warnings;
+  std::vector<std::string> warned_keys;
+};
+
+Runtime* g = nullptr;
+alignas(Runtime) unsigned char g_storage[sizeof(Runtime)];
+
+thread_local int t_pool __attribute__((tls_model("initial-exec"))) = -1;
+
+const char* env_lookup(const char* name) { return getenv(name); }
+
+std::string base_name(const char* path) {
+  if (!path) return "";
+  const char* s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+std::vector<int> current_affinity() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+void activate() {
+  Runtime& r = *g;
+  planning::Planned p;
+  std::string err;
+  r.process_cpus = current_affinity();
+  const opt::EnvLookup env = env_lookup;
+  if (!planning::plan_process(r.opt, env, r.have_machine ? &r.planned.machine : nullptr, &p,
+                              &err)) {
+    r.fail_reason = err;
+    warn_once("activate", err + "; running ungoverned");
+    r.state.store(kFailed, std::memory_order_release);
+    return;
+  }
+  for (const std::string& w : p.warnings) warn_once(w, w);
+  r.planned = std::move(p);
+  r.have_machine = true;
+  gov::PinMode pin = r.opt.pin == opt::Pin::kNone   ? gov::PinMode::kNone
+                     : r.opt.pin == opt::Pin::kPool ? gov::PinMode::kPool
+                                                    : gov::PinMode::kCore;
+  r.registry.reset(r.planned.plan, pin);
+
+  // OpenMP: the team cap is the plan's threads per pool, unless the user set
+  // OMP_NUM_THREADS (kept unless PARWIDTH_OVERRIDE=1).
+  const int threads = r.planned.plan.threads;
+  if (r.omp_env_explicit && !r.opt.override_user) {
+    r.omp_cap.store(0);
+    note_framework("openmp", "OMP_NUM_THREADS", r.omp_env_value, false,
+                   "set by the user; kept (PARWIDTH_OVERRIDE=1 replaces it)");
+  } else {
+    r.omp_cap.store(r.opt.mode == opt::Mode::kGovern ? threads : 0);
+    note_framework("openmp", "default team size (nthreads ICV, per thread)",
+                   std::to_string(threads), r.opt.mode == opt::Mode::kGovern,
+                   r.opt.mode != opt::Mode::kGovern ? "observe mode: nothing changed"
+                   : r.omp_env_explicit ? "OMP_NUM_THREADS=" + r.omp_env_value +
+                                              " replaced (PARWIDTH_OVERRIDE=1)"
+                                        : "plan: threads per pool");
+  }
+  if (log::log_level() >= 2) {
+    log::info(2, "plan: %d pools x %d threads over %d slots", r.planned.plan.pools,
+              r.planned.plan.threads, r.planned.plan.slots);
+    for (const std::string& n : r.planned.plan.notes) log::info(2, "  %s", n.c_str());
+  }
+  r.state.store(kActive, std::memory_order_release);
+}
+
+}  // namespace
+
+bool selected() { return g && g->state.load(std::memory_order_relaxed) != kUnselected; }
+const opt::Options& options() { return g->opt; }
+
+bool ensure_active() {
+  if (!g) return false;
+  int s = g->state.load(std::memory_order_acquire);
+  if (s == kActive) return true;
+  if (s != kInactive) return false;
+  if (!g->state.compare_exchange_strong(s, kActivating, std::memory_order_acq_rel)) return false;
+  try {
+    activate();
+  } catch (...) {
+    g->state.store(kFailed, std::memory_order_release);
+    log::warn("activation failed (out of memory?); running ungoverned");
+  }
+  return g->state.load(std::memory_order_acquire) == kActive;
+}
+
+bool governing() {
+  return g && g->state.load(std::memory_order_acquire) == kActive &&
+         g->opt.mode == opt::Mode::kGovern;
+}
+
+int current_pool() { return t_pool; }
+void set_current_pool(int pool) { t_pool = pool; }
+
+gov::Assignment assign_thread(int creator_pool) { return g->registry.assign(creator_pool); }
+void record_thread(const gov::ThreadRecord& r) { g->registry.record(r); }
+opt::Pin pin_mode() { return g->opt.pin; }
+
+bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus) {
+  if (a.pool < 0 || g->opt.pin == opt::Pin::kNone) return false;
+  if (a.cpu >= 0) {
+    cpus->assign(1, a.cpu);
+    return true;
+  }
+  const auto& sets = g->planned.plan.core_sets;
+  if (a.pool >= static_cast<int>(sets.size()) || sets[a.pool].empty()) return false;
+  *cpus = sets[a.pool];
+  return true;
+}
+
+int omp_cap() { return g ? g->omp_cap.load(std::memory_order_relaxed) : 0; }
+unsigned omp_generation() { return g ? g->omp_gen.load(std::memory_order_relaxed) : 0; }
+
+void note_framework(const std::string& name, const std::string& setting, const std::string& value,
+                    bool applied, const std::string& why) {
+  std::lock_guard<std::mutex> lock(g->mu);
+  g->frameworks.push_back({name, setting, value, why, applied});
+}
+
+void warn_once(const std::string& key, const std::string& message) {
+  {
+    std::lock_guard<std::mutex> lock(g->mu);
+    for (const std::string& k : g->warned_keys)
+      if (k == key) return;
+    g->warned_keys.push_back(key);
+    g->warnings.push_back(message);
+  }
+  log::warn("%s", message.c_str());
+}
+
+const std::vector<int>& process_cpus() { return g->process_cpus; }
+
+void on_load() {
+  // A secure-exec (setuid/setgid, capabilities) process is left completely alone.
+  if (getauxval(AT_SECURE)) return;
+  g = new (g_storage) Runtime();
+  Runtime& r = *g;
+  std::vector<std::string> warns;
+  r.opt = opt::options_parse(env_lookup, &warns);
+  log::log_set_level(r.opt.verbose);
+  r.names.push_back(program_invocation_short_name);
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    r.names.push_back(base_name(exe));
+  }
+  if (!opt::process_selected(r.opt, r.names)) return;
+  // Read now: a linked-in libgomp has already read it, and later the host may change it.
+  if (const char* omp = getenv("OMP_NUM_THREADS")) {
+    r.omp_env_explicit = true;
+    r.omp_env_value = omp;
+  }
+  r.state.store(kInactive, std::memory_order_release);
+  for (const std::string& w : warns) warn_once(w, w);
+  if (log::log_level() >= 2)
+    for (const std::string& d : opt::options_describe(r.opt)) log::info(2, "option %s", d.c_str());
+}
+
+void on_exit() {
+  if (!selected()) return;
+  Runtime& r = *g;
+  const int s = r.state.load(std::memory_order_acquire);
+  report::Input in;
+  in.opt = &r.opt;
+  in.program = r.names.empty() ? "" : r.names.back();
+  in.active = s == kActive;
+  in.fail_reason = r.fail_reason;
+  in.planned = s == kActive ? &r.planned : nullptr;
+  in.threads = r.registry.snapshot();
+  in.omp_cap = r.omp_cap.load();
+  in.forked_child = r.forked_child;
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (const FrameworkNote& f : r.frameworks)
+      in.frameworks.push_back({f.name, f.setting, f.value, f.applied, f.why});
+    in.warnings = r.warnings;
+  }
+  report::write_at_exit(in);
+}
+
+void on_fork_prepare() {
+  if (selected()) g->mu.lock();
+}
+void on_fork_parent() {
+  if (selected()) g->mu.unlock();
+}
+void on_fork_child() {
+  if (!selected()) return;
+  Runtime& r = *g;
+  r.mu.unlock();
+  r.forked_child = true;
+  // The forking thread may be a pinned pool member; the child's main thread
+  // must not keep that narrowed mask (its children and sched_getaffinity
+  // would inherit it).
+  if (t_pool >= 0 && !r.process_cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : r.process_cpus)
+      if (c < CPU_SETSIZE) CPU_SET(c, &set);
+    sched_setaffinity(0, sizeof set, &set);
+  }
+  t_pool = -1;
+  r.frameworks.clear();
+  r.warnings.clear();
+  r.warned_keys.clear();
+  r.fail_reason.clear();
+  // Another thread may have held the registry's lock at fork(): start afresh
+  // rather than lock it (what the old one holds is small and stays behind).
+  new (&r.registry) gov::Registry();
+  r.omp_cap.store(0);
+  r.omp_gen.fetch_add(1);
+  // Governed on its own: activates again on its first thread, reusing the machine.
+  r.state.store(kInactive, std::memory_order_release);
+}
+
+}  // namespace pw::rt

@@ -1,0 +1,55 @@
+// preload/runtime: the process-wide state of a governed process, and the small
+// API the hooks use. Everything is decided once, at activation; the hooks read
+// it without locks afterwards.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "governor/registry.h"
+#include "preload/options.h"
+
+namespace pw::rt {
+
+// Constructor-time decision: options read, process selected (mode, include,
+// exclude, not secure-exec). Cheap; false = every hook passes straight through.
+bool selected();
+const opt::Options& options();
+
+// Activation on first need (first thread, first OpenMP region). Returns true
+// when a plan is in force (govern or observe). Never blocks on another
+// thread's activation: a hook that races it passes through.
+bool ensure_active();
+bool governing();  // active and mode == govern
+
+// The pool of the calling thread (-1: not a pool member).
+int current_pool();
+void set_current_pool(int pool);
+
+gov::Assignment assign_thread(int creator_pool);
+void record_thread(const gov::ThreadRecord& r);
+opt::Pin pin_mode();
+// The CPUs of a pool, or of a single cpu; false if there is nothing to pin to.
+bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus);
+
+// The OpenMP team cap (0 = none) and its generation (bumped when it changes).
+int omp_cap();
+unsigned omp_generation();
+
+// A framework/runtime setting that was applied or left alone, for the report.
+void note_framework(const std::string& name, const std::string& setting, const std::string& value,
+                    bool applied, const std::string& why);
+// A warning printed once (per key) and kept for the report.
+void warn_once(const std::string& key, const std::string& message);
+
+// The process's affinity at activation (never narrowed; children inherit it).
+const std::vector<int>& process_cpus();
+
+// Lifecycle (preload/main.cpp).
+void on_load();
+void on_exit();
+void on_fork_prepare();
+void on_fork_parent();
+void on_fork_child();
+
+}  // namespace pw::rt
