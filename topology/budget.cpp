@@ -21,6 +21,10 @@ std::vector<int> intersect(const std::vector<int>& a, std::vector<int> b) {
   return r;
 }
 
+std::string count(size_t n, const char* what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
 std::string number(double v) {
   char buf[32];
   snprintf(buf, sizeof buf, "%g", v);
@@ -42,13 +46,14 @@ Status compute(const Machine& m, const BudgetInputs& in, Budget* out, std::strin
     for (const Core& c : s.cores) allowed.insert(allowed.end(), c.pus.begin(), c.pus.end());
   }
   std::sort(allowed.begin(), allowed.end());
-  b.notes.push_back("machine: " + std::to_string(m.sockets.size()) + " sockets, " +
-                    std::to_string(machine_cores) + " cores, " + std::to_string(allowed.size()) +
-                    " PUs (" + m.source + ")");
+  b.notes.push_back("machine: " + count(m.sockets.size(), "socket") + ", " +
+                    count(machine_cores, "core") + ", " + count(allowed.size(), "PU") + " (" +
+                    m.source + ")");
 
   if (in.use_affinity) {
     allowed = intersect(allowed, in.affinity);
-    b.notes.push_back("affinity: " + cpulist_format(in.affinity) + " (sched_getaffinity)");
+    std::string list = in.affinity.empty() ? "(empty)" : cpulist_format(in.affinity);
+    b.notes.push_back("affinity: " + list + " (sched_getaffinity)");
   }
   if (in.use_cgroup && in.cgroup.have_cpuset) {
     allowed = intersect(allowed, in.cgroup.cpuset);
@@ -56,8 +61,9 @@ Status compute(const Machine& m, const BudgetInputs& in, Budget* out, std::strin
                       in.cgroup.cpuset_from + ")");
   }
   if (allowed.empty()) {
-    internal::set_err(err, "budget: no CPU of the machine is allowed (" +
-                               b.notes.back().substr(0, b.notes.back().find(" (")) + ")");
+    std::string why;
+    for (size_t i = 1; i < b.notes.size(); ++i) why += (i > 1 ? "; " : "") + b.notes[i];
+    internal::set_err(err, "budget: no PU of the machine is allowed: " + why);
     return Status::kInvalid;
   }
   if (!in.restrict_cpus.empty()) {
@@ -91,8 +97,8 @@ Status compute(const Machine& m, const BudgetInputs& in, Budget* out, std::strin
     double q = in.cgroup.quota_cpus;
     size_t cap = static_cast<size_t>(std::max(1.0, ceil(q - 1e-9)));
     b.quota_cpus = q;
-    b.notes.push_back("cgroup quota: " + number(q) + " cpus -> " + std::to_string(cap) +
-                      (cap == 1 ? " core (" : " cores (") + in.cgroup.quota_from + ")");
+    b.notes.push_back("cgroup quota: " + number(q) + " cpus -> " + count(cap, "core") + " (" +
+                      in.cgroup.quota_from + ")");
     // The first cores in socket-major order: one socket fills first, for locality.
     if (slots.size() > cap) slots.resize(cap);
   }
@@ -122,8 +128,7 @@ Status compute(const Machine& m, const BudgetInputs& in, Budget* out, std::strin
     b.local_rank = in.local_rank;
     b.local_size = in.local_size;
     b.notes.push_back("local share: rank " + std::to_string(in.local_rank) + " of " +
-                      std::to_string(in.local_size) + " -> " + std::to_string(slots.size()) +
-                      (slots.size() == 1 ? " core" : " cores"));
+                      std::to_string(in.local_size) + " -> " + count(slots.size(), "core"));
   }
 
   if (slots.empty()) {

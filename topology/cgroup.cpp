@@ -90,7 +90,7 @@ Status cpu_max_parse(const std::string& text, double* cpus, std::string* err) {
       return Status::kOk;
     }
   }
-  set_err(err, "\"" + trim(text) + "\" is not \"max [period]\" or \"quota period\"");
+  set_err(err, "\"" + one_line(text) + "\" is not \"max [period]\" or \"quota period\"");
   return Status::kInvalid;
 }
 

@@ -28,7 +28,7 @@ Status long_read(const std::string& path, long* v, std::string* err) {
   char* end = nullptr;
   long x = strtol(t.c_str(), &end, 10);
   if (t.empty() || *end != '\0') {
-    set_err(err, path + ": \"" + t + "\" is not a number");
+    set_err(err, path + ": \"" + one_line(t) + "\" is not a number");
     return Status::kInvalid;
   }
   *v = x;

@@ -50,6 +50,8 @@ std::vector<std::string> split(const std::string& s, char sep);
 std::string trim(const std::string& s);
 std::string mount_unescape(const std::string& s);
 std::string parent_of(const std::string& dir);
+// File content quoted in an error: one line, at most 64 characters.
+std::string one_line(const std::string& text);
 
 inline void set_err(std::string* err, const std::string& msg) {
   if (err) *err = msg;

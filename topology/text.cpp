@@ -45,4 +45,12 @@ std::string parent_of(const std::string& dir) {
   return d.substr(0, slash);
 }
 
+std::string one_line(const std::string& text) {
+  std::string t = trim(text);
+  for (char& c : t) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  return t.size() > 64 ? t.substr(0, 64) + "..." : t;
+}
+
 }  // namespace pw::topo::internal

@@ -71,6 +71,8 @@ TEST(Budget, OneSocketTwoCoresCgroupMax) {
   EXPECT_EQ(b.cores, 2);
   EXPECT_EQ(b.quota_cpus, 0);
   ASSERT_EQ(b.notes.size(), 3u);
+  EXPECT_EQ(b.notes[0], "machine: 1 socket, 2 cores, 2 PUs (xml:" + fixture("topology/1s2c.xml") +
+                            ")");
   EXPECT_EQ(b.notes[1], "affinity: 0-1 (sched_getaffinity)");
   EXPECT_EQ(b.notes[2], "cgroup cpuset: 0-1 (" + fixture("cgroup/max/cpuset.cpus.effective") + ")");
 }
