@@ -39,47 +39,51 @@ Status stats_one(const Graph& g, Stats* out, std::string* err) {
   }
 
   // Costs are FLOPs only if every heavy node has them; one unknown makes them all unit.
-  bool flops = false;
-  for (const Node& v : g.nodes) {
-    if (!v.heavy) continue;
-    flops = true;
-    if (!(v.flops > 0)) {
-      flops = false;
-      break;
-    }
+  // One sequential pass over the (large) Node structs; the topological pass below then only
+  // touches small flat arrays, which keeps 10^6-node graphs in cache-friendly territory.
+  bool flops = true;
+  std::vector<uint8_t> heavy(n, 0);
+  for (size_t v = 0; v < n; ++v) {
+    const Node& node = g.nodes[v];
+    if (!node.heavy) continue;
+    heavy[v] = 1;
+    ++s.heavy;
+    ++s.heavy_by_type[node.op];
+    if (!(node.flops > 0)) flops = false;
   }
+  flops = flops && s.heavy > 0;
   s.costs = flops ? "flops" : "unit";
+  std::vector<double> cost(n, 0.0), pred_max(n, 0.0);
+  double total = 0, span = 0;
+  for (size_t v = 0; v < n; ++v)
+    if (heavy[v]) total += cost[v] = flops ? g.nodes[v].flops : 1.0;
 
   // depth: heavy ops on the longest path ending at v; path: cost of the costliest such path.
   std::vector<uint32_t> depth(n, 0);
-  std::vector<double> path(n, 0.0);
+  std::vector<double>& path = cost;  // cost[v] becomes the path cost once v is reached
   std::vector<uint32_t> order;
   order.reserve(n);
   for (size_t v = 0; v < n; ++v)
     if (indeg[v] == 0) order.push_back(static_cast<uint32_t>(v));
-  double total = 0, span = 0;
   std::vector<uint64_t> level_count;
   for (size_t head = 0; head < order.size(); ++head) {
     const uint32_t v = order[head];
-    const Node& node = g.nodes[v];
-    double cost = 0;
-    if (node.heavy) {
+    // On arrival depth/path hold the max over predecessors; add v's own part.
+    if (heavy[v]) {
       ++depth[v];
-      cost = flops ? node.flops : 1.0;
-      ++s.heavy;
-      ++s.heavy_by_type[node.op];
       if (level_count.size() <= depth[v]) level_count.resize(depth[v] + 1, 0);
       ++level_count[depth[v]];
     }
-    path[v] += cost;
-    total += cost;
     s.layers = std::max<uint64_t>(s.layers, depth[v]);
     span = std::max(span, path[v]);
     for (uint32_t i = succ_begin[v]; i < succ_begin[v + 1]; ++i) {
       const uint32_t w = succ[i];
       depth[w] = std::max(depth[w], depth[v]);
-      path[w] = std::max(path[w], path[v]);
-      if (--indeg[w] == 0) order.push_back(w);
+      pred_max[w] = std::max(pred_max[w], path[v]);
+      if (--indeg[w] == 0) {
+        path[w] += pred_max[w];
+        order.push_back(w);
+      }
     }
   }
   if (order.size() != n) {
