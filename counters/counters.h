@@ -33,19 +33,20 @@ const char* status_name(Status s);
 
 // ---- /proc backend: per-thread scheduling state of this process ------------------------------
 
-// One thread of this process, from /proc/self/task/<tid>/{schedstat,status[,stat]}.
+// One thread of this process: /proc/self/task/<tid>/schedstat, and with detail its stat and
+// sched_getaffinity. Per-thread switch counts are not read: /proc/<tid>/status costs ~3x a
+// schedstat read, and the process-wide count comes from one getrusage call.
 struct ThreadStat {
   pid_t tid = 0;
-  uint64_t run_ns = 0;           // schedstat field 1: time on a CPU
-  uint64_t wait_ns = 0;          // schedstat field 2: runnable but waiting on a run queue
-  uint64_t invol_switches = 0;   // status: nonvoluntary_ctxt_switches
-  int cpu = -1;                  // stat field 39: CPU it last ran on (-1 when not read)
-  bool have_allowed = false;     // `allowed` was parsed from status Cpus_allowed
-  cpu_set_t allowed;             // its affinity mask (first CPU_SETSIZE CPUs)
+  uint64_t run_ns = 0;        // schedstat field 1: time on a CPU
+  uint64_t wait_ns = 0;       // schedstat field 2: runnable but waiting on a run queue
+  int cpu = -1;               // stat field 39: CPU it last ran on (-1 when not read)
+  bool have_allowed = false;  // `allowed` is valid (detail reads only)
+  cpu_set_t allowed;          // its affinity mask (first CPU_SETSIZE CPUs)
 };
 
 struct ProcReadOptions {
-  bool detail = true;  // also read cpu (stat) and Cpus_allowed; off = schedstat + switches only
+  bool detail = true;  // also read cpu (stat) and the affinity mask; off = schedstat only
   pid_t skip_tid = 0;  // a thread to leave out (the sampler itself)
 };
 
@@ -110,7 +111,7 @@ struct SamplerOptions {
   unsigned period_ms = 100;             // clamped to [5, 60000]
   bool use_papi = true;                 // false: /proc only, libpapi is never loaded
   const char* papi_library = nullptr;   // nullptr = "libpapi.so.7.0"; a test may pass a bogus name
-  bool thread_detail = true;            // per-thread cpu + Cpus_allowed (stray detection)
+  unsigned detail_every = 10;           // per-thread cpu + affinity every Nth sample; 0 = never
   size_t max_threads = 1024;            // capacity of the per-thread tables, allocated at start
 };
 
@@ -121,7 +122,8 @@ struct Sample {
   uint64_t t_ns = 0;                // CLOCK_MONOTONIC at the end of the interval
   uint64_t dt_ns = 0;               // interval length
   uint64_t runq_wait_ns = 0;        // sum over threads of run-queue delay added (schedstat)
-  uint64_t invol_switches = 0;      // sum over threads of nonvoluntary switches added
+  uint64_t invol_switches = 0;      // process's involuntary switches added (getrusage), sampler's
+                                    // own excluded; includes threads that exited meanwhile
   uint64_t cpu_time_ns = 0;         // process CPU time added, the sampler's own excluded
   uint64_t sampler_cpu_ns = 0;      // the sampler thread's own CPU time in this interval
   uint32_t threads = 0;             // threads present now, the sampler excluded
@@ -129,6 +131,7 @@ struct Sample {
   PapiValues papi;                  // deltas; have_* false when PAPI is not in use
   const ThreadStat* thread = nullptr;  // per-thread state now (valid during the callback only)
   size_t n_thread = 0;
+  bool detail = false;              // this sample has per-thread cpu + affinity
 };
 
 // Called on the sampler thread after each interval. Keep it short and non-blocking: the next
@@ -156,7 +159,8 @@ class Sampler {
   // it). create may be nullptr (= pthread_create). Does not wait for PAPI to initialise.
   // kBusy if running; kError if the thread or its buffers could not be made.
   Status start(const SamplerOptions& opt, ThreadCreateFn create, SampleFn fn, void* user);
-  // Wakes the thread (eventfd), joins it, closes PAPI. Returns within about one callback's time.
+  // Wakes the thread (condition variable), joins it, closes PAPI. Returns within about one
+  // callback's time.
   // kUnsupported if not running. Must not be called from the callback.
   Status stop();
   // In a fork()ed child: the thread does not exist there. Drops the state without joining or
@@ -174,7 +178,10 @@ class Sampler {
   SampleFn fn_ = nullptr;
   void* user_ = nullptr;
   pthread_t thread_{};
-  int wake_fd_ = -1;
+  // No fd for waking: a host that closes "all fds" (daemons) must not find one of ours.
+  pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
+  pthread_cond_t wake_{};  // CLOCK_MONOTONIC, set up in start()
+  bool stop_requested_ = false;
   bool running_ = false;
   bool forked_ = false;
   std::atomic<bool> ready_{false};

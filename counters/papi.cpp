@@ -110,7 +110,8 @@ const char* load(const char* library, char* why, size_t why_len) {
             bind(h, "PAPI_attach", &a.attach) && bind(h, "PAPI_set_opt", &a.set_opt) &&
             bind(h, "PAPI_add_named_event", &a.add_named_event) &&
             bind(h, "PAPI_start", &a.start) && bind(h, "PAPI_read", &a.read) &&
-            bind(h, "PAPI_stop", &a.stop) && bind(h, "PAPI_cleanup_eventset", &a.cleanup_eventset) &&
+            bind(h, "PAPI_stop", &a.stop) &&
+            bind(h, "PAPI_cleanup_eventset", &a.cleanup_eventset) &&
             bind(h, "PAPI_destroy_eventset", &a.destroy_eventset) &&
             bind(h, "PAPI_strerror", &a.strerror);
   if (!ok) {
@@ -126,7 +127,8 @@ const char* load(const char* library, char* why, size_t why_len) {
 }  // namespace
 
 Status Papi::fail(Status s, const char* what, const char* detail) {
-  snprintf(reason_, sizeof reason_, "%.90s%s%.160s", what, detail ? ": " : "", detail ? detail : "");
+  const char* sep = detail ? ": " : "";
+  snprintf(reason_, sizeof reason_, "%.90s%s%.160s", what, sep, detail ? detail : "");
   return s;
 }
 
@@ -260,7 +262,8 @@ Status Papi::open(const char*) {
 Status Papi::read(PapiValues* out) { return out ? Status::kUnsupported : Status::kError; }
 void Papi::close() {}
 Status Papi::fail(Status s, const char* what, const char* detail) {
-  snprintf(reason_, sizeof reason_, "%.90s%s%.160s", what, detail ? ": " : "", detail ? detail : "");
+  const char* sep = detail ? ": " : "";
+  snprintf(reason_, sizeof reason_, "%.90s%s%.160s", what, sep, detail ? detail : "");
   return s;
 }
 

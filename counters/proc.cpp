@@ -39,44 +39,6 @@ const char* parse_u64(const char* p, uint64_t* v) {
   return p == start ? nullptr : p;
 }
 
-// Value text of "Key:\t..." in a status buffer, or nullptr.
-const char* status_field(const char* buf, const char* key) {
-  size_t klen = strlen(key);
-  for (const char* line = buf; line && *line;) {
-    if (strncmp(line, key, klen) == 0 && line[klen] == ':') return line + klen + 1;
-    line = strchr(line, '\n');
-    if (line) ++line;
-  }
-  return nullptr;
-}
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// "Cpus_allowed:\tff,ffffffff": hex, most significant group first, so walk it backwards.
-bool parse_mask(const char* p, cpu_set_t* set) {
-  CPU_ZERO(set);
-  while (*p == ' ' || *p == '\t') ++p;
-  const char* end = p;
-  while (*end && *end != '\n') ++end;
-  size_t bit = 0;
-  bool any = false;
-  for (const char* q = end; q > p;) {
-    int d = hex_digit(*--q);
-    if (*q == ',') continue;
-    if (d < 0) return false;
-    for (int b = 0; b < 4; ++b, ++bit) {
-      if ((d >> b) & 1 && bit < CPU_SETSIZE) CPU_SET(bit, set);
-    }
-    any = true;
-  }
-  return any;
-}
-
 // Field 39 of stat (processor). The comm field may hold spaces and ')', so count from the last ')'.
 int parse_stat_cpu(const char* buf) {
   const char* p = strrchr(buf, ')');
@@ -92,23 +54,17 @@ int parse_stat_cpu(const char* buf) {
 
 bool read_thread(int taskfd, pid_t tid, bool detail, ThreadStat* t) {
   char path[48];
-  char buf[4096];
+  char buf[1024];
   t->tid = tid;
+  t->have_allowed = false;
+  t->cpu = -1;
   snprintf(path, sizeof path, "%d/schedstat", static_cast<int>(tid));
   if (read_at(taskfd, path, buf, sizeof buf) <= 0) return false;
   const char* p = parse_u64(buf, &t->run_ns);
   if (!p || !parse_u64(p, &t->wait_ns)) return false;
-
-  snprintf(path, sizeof path, "%d/status", static_cast<int>(tid));
-  if (read_at(taskfd, path, buf, sizeof buf) <= 0) return false;
-  const char* v = status_field(buf, "nonvoluntary_ctxt_switches");
-  if (!v || !parse_u64(v, &t->invol_switches)) t->invol_switches = 0;
-  t->have_allowed = false;
-  t->cpu = -1;
   if (!detail) return true;
-  v = status_field(buf, "Cpus_allowed");
-  t->have_allowed = v && parse_mask(v, &t->allowed);
-
+  // sched_getaffinity(tid) is a tenth of the cost of parsing Cpus_allowed out of status.
+  t->have_allowed = sched_getaffinity(tid, sizeof t->allowed, &t->allowed) == 0;
   snprintf(path, sizeof path, "%d/stat", static_cast<int>(tid));
   if (read_at(taskfd, path, buf, sizeof buf) > 0) t->cpu = parse_stat_cpu(buf);
   return true;

@@ -1,13 +1,11 @@
 // counters/sampler.cpp: the "parwidth-mon" thread that turns /proc (and PAPI) reads into deltas.
-#include <poll.h>
 #include <signal.h>
-#include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <new>
 #include <utility>
@@ -32,26 +30,24 @@ void sort_by_tid(ThreadStat* t, size_t n) {
   }
 }
 
-struct Totals {
-  uint64_t wait_ns = 0, invol = 0;
-};
-
-// Per-thread deltas, matched by tid; a thread absent before contributes all it has (it was born
-// in the interval), a thread gone now contributes nothing (its last interval is lost).
-Totals diff(const ThreadStat* prev, size_t np, const ThreadStat* cur, size_t nc) {
-  Totals t;
+// Run-queue delay added, matched by tid; a thread absent before contributes all it has (it was
+// born in the interval), a thread gone now contributes nothing (its last interval is lost).
+uint64_t wait_delta(const ThreadStat* prev, size_t np, const ThreadStat* cur, size_t nc) {
+  uint64_t w = 0;
   size_t i = 0;
   for (size_t j = 0; j < nc; ++j) {
     while (i < np && prev[i].tid < cur[j].tid) ++i;
-    if (i < np && prev[i].tid == cur[j].tid) {
-      t.wait_ns += sub(cur[j].wait_ns, prev[i].wait_ns);
-      t.invol += sub(cur[j].invol_switches, prev[i].invol_switches);
-    } else {
-      t.wait_ns += cur[j].wait_ns;
-      t.invol += cur[j].invol_switches;
-    }
+    w += i < np && prev[i].tid == cur[j].tid ? sub(cur[j].wait_ns, prev[i].wait_ns) : cur[j].wait_ns;
   }
-  return t;
+  return w;
+}
+
+// The process's involuntary switches (exited threads included), less the sampler's own.
+uint64_t invol_switches() {
+  rusage all{}, self{};
+  getrusage(RUSAGE_SELF, &all);
+  getrusage(RUSAGE_THREAD, &self);
+  return sub(static_cast<uint64_t>(all.ru_nivcsw), static_cast<uint64_t>(self.ru_nivcsw));
 }
 
 PapiValues diff(const PapiValues& a, const PapiValues& b) {
@@ -85,8 +81,12 @@ Status Sampler::start(const SamplerOptions& opt, ThreadCreateFn create, SampleFn
     b = new (std::nothrow) ThreadStat[opt_.max_threads];
   }
   if (!bufs_[0] || !bufs_[1]) return Status::kError;
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0) return Status::kError;
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&wake_, &ca);
+  pthread_condattr_destroy(&ca);
+  stop_requested_ = false;
   ready_.store(false);
   papi_used_.store(false);
   samples_.store(0);
@@ -100,8 +100,7 @@ Status Sampler::start(const SamplerOptions& opt, ThreadCreateFn create, SampleFn
   int r = (create ? create : pthread_create)(&thread_, nullptr, &Sampler::thread_main, this);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (r != 0) {
-    close(wake_fd_);
-    wake_fd_ = -1;
+    pthread_cond_destroy(&wake_);
     return Status::kError;
   }
   running_ = true;
@@ -111,12 +110,12 @@ Status Sampler::start(const SamplerOptions& opt, ThreadCreateFn create, SampleFn
 Status Sampler::stop() {
   if (!running_) return Status::kUnsupported;
   if (pthread_equal(pthread_self(), thread_)) return Status::kError;  // from the callback
-  uint64_t one = 1;
-  while (write(wake_fd_, &one, sizeof one) < 0 && errno == EINTR) {
-  }
+  pthread_mutex_lock(&lock_);
+  stop_requested_ = true;
+  pthread_cond_signal(&wake_);
+  pthread_mutex_unlock(&lock_);
   pthread_join(thread_, nullptr);
-  close(wake_fd_);
-  wake_fd_ = -1;
+  pthread_cond_destroy(&wake_);
   running_ = false;
   tid_.store(0);
   return Status::kOk;
@@ -125,12 +124,11 @@ Status Sampler::stop() {
 void Sampler::reset_after_fork() {
   // Only the forking thread exists in the child; the sampler's memory is ours to reuse. Its
   // PAPI event set belongs to the parent's thread: forget it without calling PAPI.
+  // The lock may have been held by the sampler at fork time: make fresh ones, never unlock.
   forked_ = true;
-  if (running_) {
-    if (wake_fd_ >= 0) close(wake_fd_);
-    wake_fd_ = -1;
-    running_ = false;
-  }
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  lock_ = fresh;
+  running_ = false;
   papi_.forget();
   papi_used_.store(false);
   tid_.store(0);
@@ -171,7 +169,7 @@ void Sampler::run() {
   ready_.store(true, std::memory_order_release);
 
   ProcReadOptions ropt;
-  ropt.detail = opt_.thread_detail;
+  ropt.detail = opt_.detail_every > 0;
   ropt.skip_tid = me;
   size_t np = 0, nc = 0, total = 0;
   if (proc_read_threads(ropt, bufs_[0], opt_.max_threads, &np, &total) != Status::kOk) np = 0;
@@ -181,37 +179,45 @@ void Sampler::run() {
   uint64_t t_prev = now_ns(CLOCK_MONOTONIC);
   uint64_t cpu_prev = now_ns(CLOCK_PROCESS_CPUTIME_ID);
   uint64_t self_prev = now_ns(CLOCK_THREAD_CPUTIME_ID);
+  uint64_t invol_prev = invol_switches();
   const uint64_t period = static_cast<uint64_t>(opt_.period_ms) * 1000000ull;
   uint64_t deadline = t_prev + period;
 
   for (;;) {
+    // Absolute deadlines: the period does not drift by the time each sample takes.
+    pthread_mutex_lock(&lock_);
+    for (;;) {
+      if (stop_requested_) break;
+      uint64_t t = now_ns(CLOCK_MONOTONIC);
+      if (t >= deadline) break;
+      timespec ts{static_cast<time_t>(deadline / 1000000000ull),
+                  static_cast<long>(deadline % 1000000000ull)};
+      pthread_cond_timedwait(&wake_, &lock_, &ts);
+    }
+    bool stop = stop_requested_;
+    pthread_mutex_unlock(&lock_);
+    if (stop) break;
     uint64_t t = now_ns(CLOCK_MONOTONIC);
-    if (t >= deadline + period) deadline = t + period;  // overran (stopped, suspended): resync
-    int timeout_ms = t >= deadline ? 0 : static_cast<int>((deadline - t + 999999) / 1000000);
-    pollfd pfd{wake_fd_, POLLIN, 0};
-    int r = poll(&pfd, 1, timeout_ms);
-    if (r > 0) break;  // stop() wrote the eventfd
-    if (r < 0 && errno != EINTR) break;
-    if (now_ns(CLOCK_MONOTONIC) < deadline) continue;
-    deadline += period;
+    deadline = t >= deadline + period ? t + period : deadline + period;  // resync after a stall
 
-    ThreadStat* prev = bufs_[0];
-    ThreadStat* cur = bufs_[1];
     Sample s;
+    s.seq = samples_.load() + 1;
+    s.detail = opt_.detail_every > 0 && s.seq % opt_.detail_every == 0;
+    ropt.detail = s.detail;
+    ThreadStat* cur = bufs_[1];
     if (proc_read_threads(ropt, cur, opt_.max_threads, &nc, &total) != Status::kOk) nc = total = 0;
     sort_by_tid(cur, nc);
-    Totals d = diff(prev, np, cur, nc);
     s.t_ns = now_ns(CLOCK_MONOTONIC);
     uint64_t cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID);
     uint64_t self_cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t invol = invol_switches();
     if (papi_ok && papi_.read(&pcur) == Status::kOk) {
       s.papi = diff(pprev, pcur);
       pprev = pcur;
     }
-    s.seq = samples_.load() + 1;
     s.dt_ns = sub(s.t_ns, t_prev);
-    s.runq_wait_ns = d.wait_ns;
-    s.invol_switches = d.invol;
+    s.runq_wait_ns = wait_delta(bufs_[0], np, cur, nc);
+    s.invol_switches = sub(invol, invol_prev);
     s.sampler_cpu_ns = sub(self_cpu, self_prev);
     s.cpu_time_ns = sub(sub(cpu, cpu_prev), s.sampler_cpu_ns);
     s.threads = static_cast<uint32_t>(total);
@@ -225,6 +231,7 @@ void Sampler::run() {
     t_prev = s.t_ns;
     cpu_prev = cpu;
     self_prev = self_cpu;
+    invol_prev = invol;
   }
   papi_.close();
 }

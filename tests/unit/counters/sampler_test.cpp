@@ -45,6 +45,12 @@ struct Monitor {
     m->max_threads = s.threads > m->max_threads ? s.threads : m->max_threads;
     m->cpu_ns += s.cpu_time_ns;
     m->per_thread_ok = m->per_thread_ok && s.n_thread > 0 && s.thread != nullptr;
+    if (s.detail) {
+      ++m->detail_samples;
+      for (size_t i = 0; i < s.n_thread; ++i) {
+        m->per_thread_ok = m->per_thread_ok && s.thread[i].have_allowed && s.thread[i].cpu >= 0;
+      }
+    }
     m->papi_ctx += s.papi.context_switches;
     m->samples.store(s.seq);
   }
@@ -59,7 +65,7 @@ struct Monitor {
   std::atomic<uint64_t> flagged_at{0};
   std::atomic<uint64_t> samples{0};
   uint32_t max_threads = 0;
-  uint64_t cpu_ns = 0, papi_ctx = 0;
+  uint64_t cpu_ns = 0, papi_ctx = 0, detail_samples = 0;
   bool per_thread_ok = true;
 };
 
@@ -92,6 +98,19 @@ void expect_overload_flagged(SamplerOptions o) {
   EXPECT_LT(m.det.omp_cap(), 8);
   EXPECT_GE(m.det.summary().max_wait_ratio, m.det.config().enter_wait_ratio);
   EXPECT_GE(m.max_threads, static_cast<uint32_t>(busy));
+  EXPECT_TRUE(m.per_thread_ok);
+}
+
+TEST(Sampler, DetailSamplesCarryEveryThreadsCpuAndAffinity) {
+  BusyThreads load(3);
+  Monitor m;
+  Sampler s;
+  SamplerOptions o = period(20);
+  o.detail_every = 2;
+  ASSERT_EQ(s.start(o, nullptr, &Monitor::on_sample, &m), Status::kOk);
+  m.wait_for(6, false);
+  ASSERT_EQ(s.stop(), Status::kOk);
+  EXPECT_GE(m.detail_samples, 3u);
   EXPECT_TRUE(m.per_thread_ok);
 }
 
