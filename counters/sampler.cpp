@@ -37,7 +37,8 @@ uint64_t wait_delta(const ThreadStat* prev, size_t np, const ThreadStat* cur, si
   size_t i = 0;
   for (size_t j = 0; j < nc; ++j) {
     while (i < np && prev[i].tid < cur[j].tid) ++i;
-    w += i < np && prev[i].tid == cur[j].tid ? sub(cur[j].wait_ns, prev[i].wait_ns) : cur[j].wait_ns;
+    bool seen = i < np && prev[i].tid == cur[j].tid;
+    w += seen ? sub(cur[j].wait_ns, prev[i].wait_ns) : cur[j].wait_ns;
   }
   return w;
 }
