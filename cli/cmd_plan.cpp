@@ -145,6 +145,14 @@ int pw_cmd_plan(int argc, char** argv) {
   Common c;
   if (int rc = parse_common(argc, argv, true, plan_usage, &c); rc >= 0) return rc;
   pw::planning::Planned p;
+  if (!c.opt.model.empty()) {
+    // Here a person asked for this model: an unreadable one is an error, not a warning.
+    std::string err;
+    if (!pw::planning::graph_summary(c.opt.model, &p.graph, &err)) {
+      fprintf(stderr, "parwidth: error: %s: %s\n", c.opt.model.c_str(), err.c_str());
+      return 2;
+    }
+  }
   if (int rc = plan_or_fail(c, &p)) return rc;
   if (c.json) {
     pw::json::Writer w;

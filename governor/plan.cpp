@@ -20,38 +20,29 @@ std::vector<int> pool_sizes_for(int slots, int pools, const std::vector<int>& bo
   pools = std::max(1, std::min(pools, std::max(1, slots)));
   const int small = slots / pools;
   const int bigs = slots % pools;  // this many pools get one extra slot
-  // DP over (pools placed i, big pools used j): the prefix is i*small + j, so
-  // the state fixes where the next pool starts. cost = spanning pools so far.
+  // State (i, j): i pools placed, j of them big, so the next pool starts at
+  // i*small + j. best[i][j] = fewest spanning pools among the rest.
   const int inf = INT_MAX / 2;
-  std::vector<std::vector<int>> cost(pools + 1, std::vector<int>(bigs + 1, inf));
-  std::vector<std::vector<int>> took_big(pools + 1, std::vector<int>(bigs + 1, 0));
-  cost[0][0] = 0;
-  for (int i = 0; i < pools; ++i) {
+  std::vector<std::vector<int>> best(pools + 1, std::vector<int>(bigs + 1, inf));
+  best[pools][bigs] = 0;
+  auto cost = [&](int i, int j, bool big) {
+    const int start = i * small + j;
+    const int next = best[i + 1][j + (big ? 1 : 0)];
+    if (next >= inf) return inf;
+    return next + (spans(start, start + small + (big ? 1 : 0), boundaries) ? 1 : 0);
+  };
+  for (int i = pools - 1; i >= 0; --i) {
     for (int j = 0; j <= std::min(i, bigs); ++j) {
-      if (cost[i][j] >= inf) continue;
-      const int start = i * small + j;
-      // Prefer a big pool first on ties: deterministic and fills sockets early.
-      if (j < bigs) {
-        int c = cost[i][j] + (spans(start, start + small + 1, boundaries) ? 1 : 0);
-        if (c < cost[i + 1][j + 1]) {
-          cost[i + 1][j + 1] = c;
-          took_big[i + 1][j + 1] = 1;
-        }
-      }
-      if (i - j < pools - bigs) {
-        int c = cost[i][j] + (spans(start, start + small, boundaries) ? 1 : 0);
-        if (c < cost[i + 1][j]) {
-          cost[i + 1][j] = c;
-          took_big[i + 1][j] = 0;
-        }
-      }
+      if (j < bigs) best[i][j] = std::min(best[i][j], cost(i, j, true));
+      if (i - j < pools - bigs) best[i][j] = std::min(best[i][j], cost(i, j, false));
     }
   }
-  std::vector<int> sizes(pools);
-  for (int i = pools, j = bigs; i > 0; --i) {
-    const int big = took_big[i][j];
-    sizes[i - 1] = small + big;
-    j -= big;
+  // Walk forward; among optimal arrangements put big pools first.
+  std::vector<int> sizes;
+  for (int i = 0, j = 0; i < pools; ++i) {
+    const bool big = j < bigs && cost(i, j, true) == best[i][j];
+    sizes.push_back(small + (big ? 1 : 0));
+    j += big ? 1 : 0;
   }
   return sizes;
 }

@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 
+#include "graph/graph.h"
+
 namespace pw::planning {
 namespace {
 
@@ -40,6 +42,25 @@ std::vector<int> process_affinity() {
 }
 
 }  // namespace
+
+bool graph_summary(const std::string& path, GraphSummary* out, std::string* err) {
+  graph::Graph g;
+  graph::Stats st;
+  graph::Status s = graph::model_load(path, &g, err);
+  if (s == graph::Status::kOk) s = graph::stats_compute(g, &st, err);
+  if (s != graph::Status::kOk) {
+    if (err->empty()) *err = graph::status_name(s);
+    return false;
+  }
+  out->known = true;
+  out->source = st.source;
+  out->heavy = static_cast<long>(st.heavy);
+  out->layers = static_cast<long>(st.layers);
+  out->avg_width = static_cast<long>(st.avg_width);
+  out->max_level_width = static_cast<long>(st.max_level_width);
+  out->weighted_parallelism = st.weighted_parallelism;
+  return true;
+}
 
 void local_share(const opt::Options& o, const opt::EnvLookup& env, int* rank, int* size,
                  std::string* from) {
@@ -105,17 +126,21 @@ bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::
   if (in.use_affinity) in.affinity = process_affinity();
   // A described machine gets cgroup limits only from an explicit PARWIDTH_CGROUP.
   in.use_cgroup = false;
-  std::string dir = o.cgroup;
-  if (dir.empty() && !described) {
-    std::string e;
-    if (topo::cgroup_self_dir(&dir, &e) != topo::Status::kOk) dir.clear();
-  }
-  if (!dir.empty()) {
-    topo::Status st = topo::cgroup_read(dir, &in.cgroup, &why);
+  if (!o.cgroup.empty()) {
+    topo::Status st = topo::cgroup_read(o.cgroup, &in.cgroup, &why);
+    if (st != topo::Status::kOk) {
+      *err = "cannot read cgroup limits in " + o.cgroup + " (" + topo::status_name(st) +
+             "): " + why;
+      return false;
+    }
+    in.use_cgroup = true;
+  } else if (!described) {
+    topo::Status st = topo::cgroup_self_limits(&in.cgroup, &why);
     if (st == topo::Status::kOk) {
       in.use_cgroup = true;
-    } else if (st == topo::Status::kInvalid || !o.cgroup.empty()) {
-      *err = "cannot read cgroup limits in " + dir + " (" + topo::status_name(st) + "): " + why;
+    } else if (st != topo::Status::kUnsupported) {
+      *err = std::string("cannot read this process's cgroup limits (") + topo::status_name(st) +
+             "): " + why;
       return false;
     }
   }
@@ -134,6 +159,17 @@ bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::
   }
 
   gov::WidthView width;
+  if (!o.model.empty()) {
+    // A model that cannot be read costs one warning and a plan without a graph.
+    if (graph_summary(o.model, &out->graph, &why)) {
+      width.known = true;
+      width.avg_width = out->graph.avg_width;
+      width.max_level_width = out->graph.max_level_width;
+    } else {
+      out->warnings.push_back("PARWIDTH_MODEL " + o.model + ": " + why +
+                              "; planning without a graph");
+    }
+  }
   gov::PlanOptions po;
   po.pools = o.pools;
   po.intra = o.intra;

@@ -27,6 +27,9 @@ struct Planned {
   std::vector<std::string> warnings;  // problems that did not stop planning
 };
 
+// Reads a model graph and its width statistics; false with *err if unreadable.
+bool graph_summary(const std::string& path, GraphSummary* out, std::string* err);
+
 // The local rank and size from PARWIDTH_LOCAL_*, else the launcher's variables
 // (torchrun, Open MPI, MPICH/Hydra, Slurm). Defaults 0 of 1.
 void local_share(const opt::Options& o, const opt::EnvLookup& env, int* rank, int* size,

@@ -1,0 +1,98 @@
+// Thread registry: pool membership and core hand-out.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "governor/registry.h"
+
+namespace pw::gov {
+namespace {
+
+Plan two_pools() {
+  Plan p;
+  p.pools = 2;
+  p.threads = 2;
+  p.core_sets = {{0, 1}, {2, 3}};
+  return p;
+}
+
+TEST(Registry, RootThreadsRoundRobinOverPools) {
+  Registry r;
+  r.reset(two_pools(), PinMode::kCore);
+  Assignment a = r.assign(-1);
+  EXPECT_EQ(a.pool, 0);
+  EXPECT_EQ(a.cpu, 1) << "the main thread counts as pool 0's first member";
+  a = r.assign(-1);
+  EXPECT_EQ(a.pool, 1);
+  EXPECT_EQ(a.cpu, 2);
+  a = r.assign(-1);
+  EXPECT_EQ(a.pool, 0);
+  EXPECT_EQ(a.cpu, 0) << "beyond the pool's cores: round-robin";
+}
+
+TEST(Registry, ChildrenJoinTheirCreatorsPool) {
+  Registry r;
+  r.reset(two_pools(), PinMode::kCore);
+  EXPECT_EQ(r.assign(1).cpu, 2);
+  EXPECT_EQ(r.assign(1).cpu, 3);
+  EXPECT_EQ(r.assign(1).cpu, 2);
+  EXPECT_EQ(r.assign(1).pool, 1);
+}
+
+TEST(Registry, PoolPinningHasNoSingleCpu) {
+  Registry r;
+  r.reset(two_pools(), PinMode::kPool);
+  Assignment a = r.assign(0);
+  EXPECT_EQ(a.pool, 0);
+  EXPECT_EQ(a.cpu, -1);
+}
+
+TEST(Registry, NoPlanMeansNoAssignment) {
+  Registry r;
+  r.reset(Plan{}, PinMode::kCore);
+  EXPECT_EQ(r.assign(-1).pool, -1) << "a plan without pools governs nothing";
+  EXPECT_EQ(r.assign(3).cpu, -1);
+}
+
+TEST(Registry, ConcurrentAssignmentsHandOutEveryCoreEvenly) {
+  Registry r;
+  Plan p;
+  p.core_sets = {{0, 1, 2, 3}};
+  r.reset(p, PinMode::kCore);
+  std::vector<std::thread> ts;
+  std::vector<int> counts(4, 0);
+  std::mutex mu;
+  for (int t = 0; t < 8; ++t) {
+    ts.emplace_back([&] {
+      for (int i = 0; i < 100; ++i) {
+        Assignment a = r.assign(0);
+        std::lock_guard<std::mutex> lock(mu);
+        counts[a.cpu]++;
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  for (int c : counts) EXPECT_EQ(c, 200);
+}
+
+TEST(Registry, RecordsAndFindsThreads) {
+  Registry r;
+  r.reset(two_pools(), PinMode::kCore);
+  ThreadRecord rec;
+  rec.tid = 42;
+  rec.creator = "libgomp.so.1";
+  rec.pool = 1;
+  rec.cpu = 3;
+  rec.pinned = true;
+  r.record(rec);
+  ThreadRecord out;
+  ASSERT_TRUE(r.find(42, &out));
+  EXPECT_EQ(out.creator, "libgomp.so.1");
+  EXPECT_FALSE(r.find(43, &out));
+  EXPECT_EQ(r.snapshot().size(), 1u);
+  r.reset(two_pools(), PinMode::kCore);
+  EXPECT_TRUE(r.snapshot().empty());
+}
+
+}  // namespace
+}  // namespace pw::gov
