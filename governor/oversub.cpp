@@ -57,7 +57,8 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
   if (s.dt_ns == 0) return 0;
   ++samples_;
   double dt_s = static_cast<double>(s.dt_ns) / 1e9;
-  double wait = static_cast<double>(s.runq_wait_ns) / static_cast<double>(s.dt_ns) / cfg_.budget_cpus;
+  double waiting = static_cast<double>(s.runq_wait_ns) / static_cast<double>(s.dt_ns);
+  double wait = waiting / cfg_.budget_cpus;
   double invol = static_cast<double>(s.invol_switches) / dt_s / cfg_.budget_cpus;
   if (wait > max_wait_) max_wait_ = wait;
 
@@ -104,7 +105,8 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
     OversubAction& a = base(ActionKind::kRaiseOmpCap);
     a.new_cap = cap_ * 2 < cfg_.omp_cap ? cap_ * 2 : cfg_.omp_cap;
     snprintf(a.text, sizeof a.text,
-             "OpenMP team cap %d -> %d for later regions: calm for %d samples (%.2f waiting per CPU)",
+             "OpenMP team cap %d -> %d for later regions: calm for %d samples (%.2f waiting per "
+             "CPU)",
              cap_, a.new_cap, calm_run_, wait);
     cap_ = a.new_cap;
     calm_run_ = 0;
