@@ -167,7 +167,8 @@ void write_at_exit(const Input& in) {
   }
   // A process that never activated (a shell around the real job, say) does
   // not replace a report that an activated process wrote to the same path.
-  if (!in.active) {
+  // One that tried and failed does: its report says why it ran ungoverned.
+  if (!in.active && in.fail_reason.empty()) {
     if (link(tmp.c_str(), path.c_str()) != 0 && errno != EEXIST)
       log::warn("cannot write the report to %s", path.c_str());
     unlink(tmp.c_str());
