@@ -487,6 +487,9 @@ def test_unreadable_topology_or_cgroup_runs_ungoverned(tmp_path, case):
     report = tmp_path / "r.json"
     opt = ({"TOPOLOGY": "/nonexistent.xml"} if case == "topology"
            else {"CGROUP": garbage_cgroup(tmp_path)})
+    # A report from an earlier run: this run's report (saying why it ran
+    # ungoverned) must replace it, not leave it looking current.
+    report.write_text('{"stale": true}\n')
     p = run([BIN / "omp_teams", "--exit", 3], REPORT=report, POOLS=2, **opt)
     assert p.returncode == 3
     assert len(warnings_of(p)) == 1, p.stderr
