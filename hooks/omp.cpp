@@ -6,6 +6,10 @@
 // read its environment before our constructor (linked in) or not (dlopen'ed).
 #include "hooks/omp.h"
 
+#include <dlfcn.h>
+
+#include <cstdlib>
+
 #include "hooks/guard.h"
 #include "hooks/slots.h"
 #include "preload/runtime.h"
@@ -32,6 +36,23 @@ void omp_before_region(const void* caller_pc) {
   auto set = reinterpret_cast<PW_HOOK_TYPE(omp_set_num_threads)>(
       real_for_caller(&PW_REAL_SLOT(omp_set_num_threads), caller_pc));
   if (set) set(cap);
+}
+
+void omp_on_activate() {
+  if (!rt::governing() || rt::pin_mode() == opt::Pin::kNone) return;
+  for (const char* v : {"KMP_AFFINITY", "OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY"}) {
+    if (const char* val = getenv(v)) {
+      rt::note_framework("openmp", v, val, false,
+                         "thread binding chosen by the user; kept (parwidth still pins)");
+      return;
+    }
+  }
+  using SetDefaults = void (*)(const char*);
+  auto set_defaults = reinterpret_cast<SetDefaults>(dlsym(RTLD_DEFAULT, "kmp_set_defaults"));
+  if (!set_defaults) return;  // no libomp loaded (libgomp binds nothing by default)
+  set_defaults("KMP_AFFINITY=disabled");
+  rt::note_framework("libomp", "KMP_AFFINITY (kmp_set_defaults)", "disabled", true,
+                     "libomp would bind every thread to the first pinned thread's core");
 }
 
 }  // namespace pw::hooks

@@ -6,4 +6,12 @@ namespace pw::hooks {
 // Applies the team cap to the calling thread before a parallel region starts.
 void omp_before_region(const void* caller_pc);
 
+// At activation, before any OpenMP runtime binds threads itself: LLVM libomp
+// takes its "full" CPU set from the first thread that initialises it, which
+// may be a thread we pinned to one core, and then binds every thread (the
+// main thread too) to that core. Unless the user chose an affinity policy,
+// libomp's own binding is turned off (kmp_set_defaults, no environment
+// change) and parwidth's pinning stands.
+void omp_on_activate();
+
 }  // namespace pw::hooks

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <new>
 
+#include "hooks/omp.h"
 #include "preload/log.h"
 #include "preload/planning.h"
 #include "preload/report.h"
@@ -114,6 +115,7 @@ void activate() {
     for (const std::string& n : r.planned.plan.notes) log::info(2, "  %s", n.c_str());
   }
   r.state.store(kActive, std::memory_order_release);
+  hooks::omp_on_activate();
 }
 
 }  // namespace
