@@ -3,37 +3,79 @@
 
 namespace pw::gov {
 
+struct Registry::Layout {
+  Plan plan;
+  PinMode pin = PinMode::kCore;
+  unsigned generation = 0;
+  std::atomic<unsigned> next_root{0};
+  std::unique_ptr<std::atomic<unsigned>[]> next_in_pool;
+};
+
+Registry::Registry() { layout_.store(make_layout(Plan(), PinMode::kNone, 0)); }
+
+Registry::Layout* Registry::make_layout(const Plan& plan, PinMode pin, unsigned generation) {
+  Layout* l = new Layout();
+  l->plan = plan;
+  l->pin = pin;
+  l->generation = generation;
+  const size_t n = plan.core_sets.size();
+  l->next_in_pool.reset(new std::atomic<unsigned>[n == 0 ? 1 : n]);
+  for (size_t i = 0; i < n; ++i) l->next_in_pool[i].store(i == 0 ? 1 : 0);
+  return l;
+}
+
 void Registry::reset(const Plan& plan, PinMode pin) {
-  plan_ = plan;
-  pin_ = pin;
-  next_root_.store(0, std::memory_order_relaxed);
-  const size_t n = plan_.core_sets.size();
-  next_in_pool_.reset(new std::atomic<unsigned>[n == 0 ? 1 : n]);
-  for (size_t i = 0; i < n; ++i) next_in_pool_[i].store(i == 0 ? 1 : 0, std::memory_order_relaxed);
+  const unsigned gen = layout_.load(std::memory_order_acquire)->generation + 1;
+  layout_.store(make_layout(plan, pin, gen), std::memory_order_release);
   std::lock_guard<std::mutex> lock(mu_);
   threads_.clear();
 }
 
+unsigned Registry::replan(const Plan& plan) {
+  Layout* old = layout_.load(std::memory_order_acquire);
+  Layout* l = make_layout(plan, old->pin, old->generation + 1);
+  layout_.store(l, std::memory_order_release);
+  return l->generation;
+}
+
 Assignment Registry::assign(int creator_pool) {
+  Layout* l = layout_.load(std::memory_order_acquire);
   Assignment a;
-  const int pools = static_cast<int>(plan_.core_sets.size());
+  const int pools = static_cast<int>(l->plan.core_sets.size());
   if (pools == 0) return a;
   if (creator_pool >= 0 && creator_pool < pools) {
     a.pool = creator_pool;
   } else {
-    a.pool = static_cast<int>(next_root_.fetch_add(1, std::memory_order_relaxed) % pools);
+    a.pool = static_cast<int>(l->next_root.fetch_add(1, std::memory_order_relaxed) % pools);
   }
-  const std::vector<int>& set = plan_.core_sets[a.pool];
-  if (pin_ == PinMode::kCore && !set.empty()) {
-    const unsigned k = next_in_pool_[a.pool].fetch_add(1, std::memory_order_relaxed);
+  const std::vector<int>& set = l->plan.core_sets[a.pool];
+  if (l->pin == PinMode::kCore && !set.empty()) {
+    const unsigned k = l->next_in_pool[a.pool].fetch_add(1, std::memory_order_relaxed);
     a.cpu = set[k % set.size()];
   }
   return a;
 }
 
+const Plan& Registry::plan() const { return layout_.load(std::memory_order_acquire)->plan; }
+PinMode Registry::pin() const { return layout_.load(std::memory_order_acquire)->pin; }
+unsigned Registry::generation() const {
+  return layout_.load(std::memory_order_acquire)->generation;
+}
+
 void Registry::record(const ThreadRecord& r) {
   std::lock_guard<std::mutex> lock(mu_);
   threads_.push_back(r);
+}
+
+bool Registry::update(const ThreadRecord& r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (ThreadRecord& t : threads_) {
+    if (t.tid == r.tid) {
+      t = r;
+      return true;
+    }
+  }
+  return false;
 }
 
 std::vector<ThreadRecord> Registry::snapshot() const {

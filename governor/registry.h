@@ -2,7 +2,11 @@
 // of every thread the governed runtimes created (for the report).
 //
 // assign() is called inside pthread_create, from any thread, concurrently: it
-// takes no lock and does not allocate. record() takes a short lock.
+// takes no lock and does not allocate. The plan it follows can be replaced
+// while threads are being created (a framework hands us its graph, the node's
+// cores are divided again): each plan is an immutable layout swapped in
+// atomically; replaced layouts are kept, never freed, so a racing assign()
+// never reads freed memory (a process sees a handful of plans).
 #pragma once
 
 #include <atomic>
@@ -33,12 +37,14 @@ struct ThreadRecord {
 
 class Registry {
  public:
-  Registry() = default;
+  Registry();
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 
-  // Starts over with a plan (activation, fork child). Not concurrent with assign().
+  // Starts over with a plan (activation, fork child): records are dropped.
   void reset(const Plan& plan, PinMode pin);
+  // Follows a new plan from now on; records are kept. Returns its generation.
+  unsigned replan(const Plan& plan);
 
   // A new thread created by a member of creator_pool (>= 0) joins that pool
   // and takes its next core; one created by a non-member (the main thread,
@@ -49,18 +55,20 @@ class Registry {
   Assignment assign(int creator_pool);
 
   void record(const ThreadRecord& r);
+  // Updates the record of tid (re-pinned); false if there is none.
+  bool update(const ThreadRecord& r);
   std::vector<ThreadRecord> snapshot() const;
   // The recorded thread with this tid, if any (for re-pinning).
   bool find(long tid, ThreadRecord* out) const;
 
-  const Plan& plan() const { return plan_; }
-  PinMode pin() const { return pin_; }
+  const Plan& plan() const;
+  PinMode pin() const;
+  unsigned generation() const;
 
  private:
-  Plan plan_;
-  PinMode pin_ = PinMode::kCore;
-  std::atomic<unsigned> next_root_{0};
-  std::unique_ptr<std::atomic<unsigned>[]> next_in_pool_;
+  struct Layout;
+  Layout* make_layout(const Plan& plan, PinMode pin, unsigned generation);
+  std::atomic<Layout*> layout_{nullptr};
   mutable std::mutex mu_;
   std::vector<ThreadRecord> threads_;
 };

@@ -83,6 +83,11 @@ void* trampoline(void* p) {
 }
 
 }  // namespace
+
+ThreadCreateFn real_pthread_create() {
+  return reinterpret_cast<ThreadCreateFn>(real_for_caller(&PW_REAL_SLOT(pthread_create), nullptr));
+}
+
 }  // namespace pw::hooks
 
 using pw::hooks::Guard;

@@ -1,6 +1,8 @@
 // hooks/real: finding the original definition of an interposed symbol.
 #pragma once
 
+#include <pthread.h>
+
 #include <atomic>
 
 namespace pw::hooks {
@@ -32,5 +34,10 @@ const char* object_name_of(const void* pc);
 
 // True if pc lies inside libparwidth.so itself.
 bool is_self(const void* pc);
+
+// The real pthread_create, for threads of parwidth's own (the monitor): they
+// are not governed by our hook.
+using ThreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+ThreadCreateFn real_pthread_create();
 
 }  // namespace pw::hooks

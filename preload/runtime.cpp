@@ -14,6 +14,8 @@
 #include <new>
 
 #include "hooks/omp.h"
+#include "hooks/real.h"
+#include "preload/monitor.h"
 #include "preload/log.h"
 #include "preload/planning.h"
 #include "preload/report.h"
@@ -116,6 +118,14 @@ void activate() {
   }
   r.state.store(kActive, std::memory_order_release);
   hooks::omp_on_activate();
+  if (r.opt.monitor) {
+    monitor::Hooks h{hooks::real_pthread_create(), &r.registry, set_omp_cap,
+                     r.opt.mode == opt::Mode::kGovern};
+    const topo::Budget& b = r.planned.budget;
+    const double cpus =
+        b.quota_cpus > 0 && b.quota_cpus < b.cores ? b.quota_cpus : static_cast<double>(b.cores);
+    monitor::monitor_start(h, r.opt.monitor_ms, cpus, r.omp_cap.load(), 0);
+  }
 }
 
 }  // namespace
@@ -163,6 +173,43 @@ bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus) {
 }
 
 int omp_cap() { return g ? g->omp_cap.load(std::memory_order_relaxed) : 0; }
+
+void set_omp_cap(int cap) {
+  if (!g) return;
+  g->omp_cap.store(cap < 0 ? 0 : cap, std::memory_order_relaxed);
+  g->omp_gen.fetch_add(1, std::memory_order_relaxed);
+}
+
+const gov::Plan& plan() { return g->registry.plan(); }
+
+bool adopt_graph(const std::string& source, long heavy, long layers, long avg_width,
+                 long max_level_width, double weighted_parallelism) {
+  if (!g || g->state.load(std::memory_order_acquire) != kActive) return false;
+  Runtime& r = *g;
+  gov::WidthView width;
+  width.known = true;
+  width.avg_width = avg_width;
+  width.max_level_width = max_level_width;
+  gov::PlanOptions po;
+  po.pools = r.opt.pools;
+  po.intra = r.opt.intra;
+  po.smt = r.opt.smt;
+  const gov::Plan p = gov::plan_for(planning::budget_view(r.planned.budget), width, po);
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.planned.graph.known = true;
+    r.planned.graph.source = source;
+    r.planned.graph.heavy = heavy;
+    r.planned.graph.layers = layers;
+    r.planned.graph.avg_width = avg_width;
+    r.planned.graph.max_level_width = max_level_width;
+    r.planned.graph.weighted_parallelism = weighted_parallelism;
+    r.planned.plan = p;
+  }
+  r.registry.replan(p);
+  if (r.omp_cap.load() > 0) set_omp_cap(p.threads);
+  return true;
+}
 unsigned omp_generation() { return g ? g->omp_gen.load(std::memory_order_relaxed) : 0; }
 
 void note_framework(const std::string& name, const std::string& setting, const std::string& value,
@@ -215,6 +262,7 @@ void on_exit() {
   if (!selected()) return;
   Runtime& r = *g;
   const int s = r.state.load(std::memory_order_acquire);
+  monitor::monitor_stop();
   report::Input in;
   in.opt = &r.opt;
   in.program = r.names.empty() ? "" : r.names.back();
@@ -224,6 +272,7 @@ void on_exit() {
   in.threads = r.registry.snapshot();
   in.omp_cap = r.omp_cap.load();
   in.forked_child = r.forked_child;
+  in.monitor_json = monitor::monitor_json();
   {
     std::lock_guard<std::mutex> lock(r.mu);
     for (const FrameworkNote& f : r.frameworks)
@@ -244,6 +293,7 @@ void on_fork_child() {
   Runtime& r = *g;
   r.mu.unlock();
   r.forked_child = true;
+  monitor::monitor_after_fork();
   // The forking thread may be a pinned pool member; the child's main thread
   // must not keep that narrowed mask (its children and sched_getaffinity
   // would inherit it).

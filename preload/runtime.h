@@ -35,6 +35,18 @@ bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus);
 // The OpenMP team cap (0 = none) and its generation (bumped when it changes).
 int omp_cap();
 unsigned omp_generation();
+// Later OpenMP regions use this cap (the monitor lowers it; a framework hook
+// that re-plans raises or lowers it).
+void set_omp_cap(int cap);
+
+// The plan in force (an empty plan before activation).
+const gov::Plan& plan();
+
+// A framework handed us its graph (a session, PARWIDTH_MODEL read late):
+// plan again with its width. Threads created from now on follow the new plan.
+// Returns false (and changes nothing) when not active.
+bool adopt_graph(const std::string& source, long heavy, long layers, long avg_width,
+                 long max_level_width, double weighted_parallelism);
 
 // A framework/runtime setting that was applied or left alone, for the report.
 void note_framework(const std::string& name, const std::string& setting, const std::string& value,

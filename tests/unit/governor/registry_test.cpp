@@ -96,3 +96,31 @@ TEST(Registry, RecordsAndFindsThreads) {
 
 }  // namespace
 }  // namespace pw::gov
+
+namespace pw::gov {
+namespace {
+
+TEST(Registry, ReplanKeepsRecordsAndFollowsTheNewPlan) {
+  Registry r;
+  r.reset(two_pools(), PinMode::kCore);
+  ThreadRecord rec;
+  rec.tid = 5;
+  r.record(rec);
+  const unsigned g0 = r.generation();
+  Plan one;
+  one.core_sets = {{7}};
+  EXPECT_EQ(r.replan(one), g0 + 1);
+  EXPECT_EQ(r.snapshot().size(), 1u);
+  Assignment a = r.assign(1);
+  EXPECT_EQ(a.pool, 0) << "a creator pool the new plan lacks starts round-robin";
+  EXPECT_EQ(a.cpu, 7);
+  rec.cpu = 7;
+  rec.pinned = true;
+  EXPECT_TRUE(r.update(rec));
+  ThreadRecord out;
+  ASSERT_TRUE(r.find(5, &out));
+  EXPECT_EQ(out.cpu, 7);
+}
+
+}  // namespace
+}  // namespace pw::gov

@@ -1,0 +1,30 @@
+// preload/monitor: the run-time watcher — counters/ samples in, governor/
+// oversubscription decisions out, applied to the running process.
+#pragma once
+
+#include <string>
+
+#include "governor/registry.h"
+
+namespace pw::monitor {
+
+using ThreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+
+struct Hooks {
+  ThreadCreateFn create;             // the real pthread_create: the sampler is not governed
+  gov::Registry* registry;           // tid -> assigned core set, for strays
+  void (*set_omp_cap)(int cap);      // later OpenMP regions use this team cap
+  bool apply;                        // govern: apply actions; observe: only record them
+};
+
+// Starts the sampler thread. budget_cpus: the cores (or quota) of the budget;
+// omp_cap: the planned team cap (0 = OpenMP not capped); fixed_pools: pools a
+// framework cannot resize at run time.
+void monitor_start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap,
+                   int fixed_pools);
+void monitor_stop();             // at exit, before the report
+void monitor_after_fork();       // in the fork child: the thread is gone
+bool monitor_running();
+std::string monitor_json();      // the report's "monitor" object, or "" if never started
+
+}  // namespace pw::monitor

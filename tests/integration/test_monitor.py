@@ -1,0 +1,80 @@
+"""The run-time monitor inside a governed process: it flags a program that
+oversubscribes its budget and lowers the OpenMP cap for later regions, never
+flags one that stays within it, leaves no thread behind when off, and works
+from /proc alone when PAPI is unavailable.
+
+Run: python -m pytest tests/integration (PW_BUILD = the build directory).
+"""
+import json
+
+import pytest
+
+from test_core import BIN, FULL, load, run
+
+ENGINE = BIN / "naive_engine"
+CORES = len(FULL)
+
+
+def oversubscribing(tmp_path, **options):
+    """Three workers per CPU, each running default-size OpenMP teams."""
+    report = tmp_path / "r.json"
+    p = run([ENGINE, "--workers", 3 * CORES, "--iterations", 40, "--size", 224], REPORT=report,
+            **options)
+    assert p.returncode == 0, p.stderr
+    return load(report)
+
+
+def test_oversubscription_is_flagged_within_a_second_and_the_cap_lowered(tmp_path):
+    m = oversubscribing(tmp_path)["monitor"]
+    assert m["oversubscribed"] is True
+    kinds = [a["kind"] for a in m["actions"]]
+    assert "oversubscribed" in kinds
+    flagged = next(a for a in m["actions"] if a["kind"] == "oversubscribed")
+    assert flagged["t"] <= 1.0, flagged
+    lowered = [a for a in m["actions"] if a["kind"] == "lower_omp_cap"]
+    assert lowered and lowered[0]["new_cap"] < lowered[0]["old_cap"]
+    assert all(a["new_cap"] >= 1 for a in m["actions"])
+    assert m["omp_cap"] >= 1
+    # The numbers that triggered it are in the action.
+    assert flagged["wait_ratio"] >= 0.25 and flagged["threads"] > CORES
+
+
+def test_papi_unavailable_still_detects_from_proc(tmp_path):
+    m = oversubscribing(tmp_path, PAPI_DISABLE_COMPONENTS="perf_event")["monitor"]
+    assert m["backend"] == "proc"
+    assert m["papi"]
+    assert m["oversubscribed"] is True
+
+
+def test_observe_mode_records_but_does_not_lower_the_cap(tmp_path):
+    r = oversubscribing(tmp_path, MODE="observe")
+    m = r["monitor"]
+    assert m["oversubscribed"] is True
+    assert r["openmp"]["team_cap"] == 0, "observe never caps OpenMP"
+
+
+def test_within_budget_is_never_flagged(tmp_path):
+    # One worker whose OpenMP team fills the budget exactly, 20 runs.
+    for i in range(20):
+        report = tmp_path / f"r{i}.json"
+        p = run([ENGINE, "--workers", 1, "--iterations", 10, "--size", 160], REPORT=report)
+        assert p.returncode == 0, p.stderr
+        m = load(report)["monitor"]
+        assert m["oversubscribed"] is False, json.dumps(m)
+        assert not m["actions"]
+
+
+@pytest.mark.parametrize("monitor", ["on", "off"])
+def test_sampler_thread_exists_only_with_the_monitor_on(tmp_path, monitor):
+    report, inspect = tmp_path / "r.json", tmp_path / "i.json"
+    p = run([ENGINE, "--workers", 1, "--iterations", 2, "--inspect", inspect], REPORT=report,
+            MONITOR=monitor)
+    assert p.returncode == 0, p.stderr
+    comms = [t["comm"] for t in load(inspect)["tasks"]]
+    r = load(report)
+    if monitor == "on":
+        assert comms.count("parwidth-mon") == 1
+        assert r["monitor"] is not None
+    else:
+        assert "parwidth-mon" not in comms
+        assert r["monitor"] is None
