@@ -1,0 +1,69 @@
+"""The parwidth command: width, plan and topo as a user runs them."""
+import json
+import subprocess
+
+import pytest
+
+from test_core import BIN, FULL, ROOT
+
+PARWIDTH = BIN / "parwidth"
+MODELS = ROOT / "tests" / "fixtures" / "models"
+
+
+def cli(*args):
+    return subprocess.run([str(PARWIDTH), *map(str, args)], capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_width_json_has_the_documented_keys():
+    p = cli("width", MODELS / "densenet121.onnx", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    for k in ("heavy", "layers", "avg_width", "max_level_width", "weighted_parallelism",
+              "heavy_by_type"):
+        assert k in d
+    assert d["avg_width"] == 1  # the paper's table
+    assert sum(d["heavy_by_type"].values()) == d["heavy"]
+
+
+@pytest.mark.parametrize("bad", ["/nonexistent.onnx", "/dev/null", "/tmp"])
+def test_width_unreadable_input_is_one_line_and_exit_2(bad):
+    p = cli("width", bad)
+    assert p.returncode == 2
+    assert p.stdout == ""
+    assert p.stderr.startswith("parwidth: error: ") and p.stderr.count("\n") == 1
+
+
+def test_plan_for_a_described_machine():
+    p = cli("plan", "--model", MODELS / "googlenet.onnx", "--topology",
+            "synthetic:package:2 core:24 pu:2", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["graph"]["avg_width"] == 2
+    assert d["plan"]["pools"] == 2 and d["plan"]["threads"] == 24
+    # One pool per socket: the primary PUs (even ids) of 24 cores each.
+    assert d["plan"]["core_sets"] == [list(range(0, 48, 2)), list(range(48, 96, 2))]
+    assert d["plan"]["spanning_pools"] == 0
+
+
+def test_plan_here_uses_this_process_budget():
+    d = json.loads(cli("plan", "--json").stdout)
+    assert d["budget"]["cpus"] == sorted(FULL)
+    assert d["plan"]["pools"] == 1 and d["plan"]["threads"] == d["budget"]["cores"]
+
+
+def test_topo_json_and_cpus_restriction():
+    d = json.loads(cli("topo", "--json", "--cpus", str(min(FULL))).stdout)
+    assert d["budget"]["cpus"] == [min(FULL)]
+    assert any(n.startswith("PARWIDTH_CPUS") for n in d["budget"]["notes"])
+
+
+@pytest.mark.parametrize("args", [["plan", "--pools", "zero"], ["plan", "--bogus"], ["nope"], []])
+def test_usage_errors_exit_2(args):
+    assert cli(*args).returncode == 2
+
+
+@pytest.mark.parametrize("cmd", ["run", "plan", "topo", "width"])
+def test_help_exits_0(cmd):
+    p = cli(cmd, "--help")
+    assert p.returncode == 0 and "usage: parwidth" in p.stdout
