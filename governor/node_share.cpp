@@ -1,0 +1,89 @@
+// governor/node_share: dividing shared cores among the node registry's members.
+#include "governor/node_share.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "governor/plan.h"
+
+namespace pw::gov {
+namespace {
+
+bool core_less(const NodeCore& a, const NodeCore& b) {
+  return a.socket != b.socket ? a.socket < b.socket : a.cpu < b.cpu;
+}
+
+}  // namespace
+
+NodeShare node_share(const std::vector<NodeMember>& members, size_t self) {
+  NodeShare out;
+  if (self >= members.size()) return out;
+  // Arrival order: position of each member.
+  std::vector<size_t> order(members.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const NodeMember& x = members[a];
+    const NodeMember& y = members[b];
+    return x.start != y.start ? x.start < y.start : x.pid < y.pid;
+  });
+  std::vector<int> position(members.size());
+  for (size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);
+
+  std::vector<std::vector<int>> cpus_of(members.size());
+  for (size_t i = 0; i < members.size(); ++i) {
+    for (const NodeCore& c : members[i].cores) cpus_of[i].push_back(c.cpu);
+    std::sort(cpus_of[i].begin(), cpus_of[i].end());
+  }
+
+  // Regions of this member's cores: who else may use each core.
+  std::map<std::vector<int>, std::vector<NodeCore>> regions;
+  std::set<int> sharing;
+  std::vector<NodeCore> mine = members[self].cores;
+  std::sort(mine.begin(), mine.end(), core_less);
+  mine.erase(std::unique(mine.begin(), mine.end(),
+                         [](const NodeCore& a, const NodeCore& b) { return a.cpu == b.cpu; }),
+             mine.end());
+  for (const NodeCore& c : mine) {
+    std::vector<int> who;
+    for (size_t i = 0; i < members.size(); ++i)
+      if (std::binary_search(cpus_of[i].begin(), cpus_of[i].end(), c.cpu))
+        who.push_back(position[i]);
+    std::sort(who.begin(), who.end());
+    sharing.insert(who.begin(), who.end());
+    regions[who].push_back(c);
+  }
+
+  const int me = position[self];
+  std::vector<NodeCore> taken;
+  for (auto& [who, cores] : regions) {
+    const int k = static_cast<int>(who.size());
+    const int n = static_cast<int>(cores.size());
+    const int r = static_cast<int>(std::find(who.begin(), who.end(), me) - who.begin());
+    if (k == 1) {
+      taken.insert(taken.end(), cores.begin(), cores.end());
+    } else if (k > n) {
+      out.overlap = true;
+      taken.push_back(cores[static_cast<size_t>(r % n)]);
+    } else {
+      std::vector<int> boundaries;
+      for (int s = 1; s < n; ++s)
+        if (cores[s].socket != cores[s - 1].socket) boundaries.push_back(s);
+      const std::vector<int> sizes = pool_sizes_for(n, k, boundaries);
+      int at = 0;
+      for (int i = 0; i < r; ++i) at += sizes[static_cast<size_t>(i)];
+      taken.insert(taken.end(), cores.begin() + at, cores.begin() + at + sizes[r]);
+    }
+  }
+  std::sort(taken.begin(), taken.end(), core_less);
+  for (const NodeCore& c : taken) out.cpus.push_back(c.cpu);
+  out.size = static_cast<int>(sharing.size());
+  out.rank = static_cast<int>(std::distance(sharing.begin(), sharing.find(me)));
+  out.note = "node registry: member " + std::to_string(out.rank + 1) + " of " +
+             std::to_string(out.size) + " sharing these cores -> " +
+             std::to_string(out.cpus.size()) + " of " + std::to_string(mine.size()) + " cores" +
+             (out.overlap ? " (more members than cores: some cores are shared)" : "");
+  return out;
+}
+
+}  // namespace pw::gov

@@ -1,0 +1,47 @@
+// governor/node_share: which cores of the node a governed process takes when
+// several governed processes that no launcher describes share them.
+//
+// Pure: the members (as the node registry lists them) in, this member's cores
+// out. Every member computes the same division from the same list, so the
+// shares are disjoint without any negotiation. No error states: a member with
+// no cores, or a list without the member, yields the member's own cores.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace pw::gov {
+
+// One physical core, named by its first PU; `socket` is the socket's OS index.
+struct NodeCore {
+  int socket = 0;
+  int cpu = 0;
+};
+
+// A governed process on the node and the cores its budget allows before the
+// node is divided (affinity, cgroup, quota: each process has its own).
+struct NodeMember {
+  long pid = 0;
+  unsigned long long start = 0;  // process start time (clock ticks since boot): arrival order
+  std::vector<NodeCore> cores;
+};
+
+struct NodeShare {
+  std::vector<int> cpus;  // this member's cores (first PUs), socket-major
+  int rank = 0;           // its place among the members it shares cores with (arrival order)
+  int size = 1;           // members sharing at least one core with it, itself included
+  bool overlap = false;   // more members than cores somewhere: some cores are shared
+  std::string note;       // one line for the report
+};
+
+// Members are ordered by (start, pid). The cores of the node fall into
+// regions: cores usable by exactly the same set of members. Each region is
+// split among its members into balanced contiguous groups in socket-major
+// order, placed so that as few groups as possible span two sockets (the
+// plan's pool placement); the earliest member takes the first group. When a
+// region has fewer cores than members, member i takes core i mod n.
+// Identical budgets (the common case) give the same split as a launcher's
+// local rank/size; members whose budgets do not overlap keep all their cores.
+NodeShare node_share(const std::vector<NodeMember>& members, size_t self);
+
+}  // namespace pw::gov
