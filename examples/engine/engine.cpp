@@ -1,0 +1,504 @@
+// examples/engine/engine: sessions, oneDNN primitives per operator, and the inter-op
+// scheduler. Built like TensorFlow's direct session: the options say how many inter-op
+// workers run ready operators concurrently and how many OpenMP threads each operator
+// uses (each worker sets its own team size, as TF's MKL path does per op); 0 means the
+// naive defaults, every logical CPU for both.
+#include <omp.h>
+#include <sched.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "dnnl.hpp"
+#include "examples/engine/model.h"
+#include "examples/engine/pwengine.h"
+
+struct pwe_session_options {
+  int inter = 0, intra = 0, batch = 0, image_size = 0;
+  uint64_t seed = 1;
+};
+
+namespace {
+
+using dnnl::memory;
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+void set_err(char* err, size_t len, const std::string& msg) {
+  if (!err || !len) return;
+  snprintf(err, len, "%s", msg.c_str());
+}
+
+int logical_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  const int n = CPU_COUNT(&set);
+  return n > 0 ? n : 1;
+}
+
+memory::dims to_dims(const std::vector<int64_t>& d) { return memory::dims(d.begin(), d.end()); }
+
+tag plain(size_t rank) {
+  switch (rank) {
+    case 1: return tag::a;
+    case 2: return tag::ab;
+    case 3: return tag::abc;
+    case 4: return tag::abcd;
+    case 5: return tag::abcde;
+    default: return tag::abcdef;
+  }
+}
+
+// One operator ready to run: a oneDNN primitive with its arguments, or a copy
+// (Flatten, Identity, Dropout) or a gather done with an OpenMP loop.
+struct Exec {
+  enum Kind { kPrimitive, kCopy, kGather, kPad } kind = kPrimitive;
+  dnnl::primitive prim;
+  std::unordered_map<int, memory> args;
+  memory scratch;
+  const float* src = nullptr;    // copy / gather
+  const float* table = nullptr;  // gather
+  float* dst = nullptr;
+  int64_t count = 0, rows = 0, row = 0;  // gather: indices, table rows, row length
+  std::vector<int64_t> in_dims, pads;    // pad (4-D)
+  std::vector<int> succ;
+};
+
+}  // namespace
+
+struct pwe_session {
+  std::string bytes;
+  int inter = 1, intra = 1;
+  pwe::Model model;
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  std::vector<std::vector<float>> buf;  // per tensor in model.tensor_names
+  std::vector<memory> mem;
+  std::vector<memory> weights;          // reordered constants, kept alive
+  std::vector<Exec> ops;
+  std::vector<int> outputs;             // tensor indices
+
+  // Scheduler state.
+  std::mutex mu;
+  std::condition_variable work_cv, done_cv;
+  std::deque<int> ready;
+  std::vector<int> pending;
+  size_t remaining = 0;
+  bool stop = false;
+  std::string error;
+  std::vector<std::thread> workers;
+
+  ~pwe_session() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop = true;
+    }
+    work_cv.notify_all();
+    for (std::thread& t : workers) t.join();
+  }
+
+  void run_op(int i, dnnl::stream& strm) {
+    Exec& e = ops[static_cast<size_t>(i)];
+    if (e.kind == Exec::kPrimitive) {
+      e.prim.execute(strm, e.args);
+      strm.wait();
+    } else if (e.kind == Exec::kCopy) {
+      memcpy(e.dst, e.src, static_cast<size_t>(e.count) * sizeof(float));
+    } else if (e.kind == Exec::kPad) {
+      const std::vector<int64_t>& d = e.in_dims;
+      const std::vector<int64_t>& p = e.pads;
+      const int64_t oc = d[1] + p[1] + p[5], oh = d[2] + p[2] + p[6], ow = d[3] + p[3] + p[7];
+      const float* src = e.src;
+      float* dst = e.dst;
+      memset(dst, 0, static_cast<size_t>(e.count) * sizeof(float));
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int64_t n = 0; n < d[0]; ++n)
+        for (int64_t c = 0; c < d[1]; ++c)
+          for (int64_t h = 0; h < d[2]; ++h)
+            memcpy(dst + (((n + p[0]) * oc + c + p[1]) * oh + h + p[2]) * ow + p[3],
+                   src + ((n * d[1] + c) * d[2] + h) * d[3], static_cast<size_t>(d[3]) * sizeof(float));
+    } else {
+      const int64_t row = e.row, rows = e.rows;
+      const float* idx = e.src;
+      const float* table = e.table;
+      float* dst = e.dst;
+#pragma omp parallel for schedule(static)
+      for (int64_t k = 0; k < e.count; ++k) {
+        int64_t r = static_cast<int64_t>(idx[k]);
+        r = r < 0 ? 0 : r >= rows ? rows - 1 : r;
+        memcpy(dst + k * row, table + r * row, static_cast<size_t>(row) * sizeof(float));
+      }
+    }
+  }
+
+  void worker() {
+    // The intra-op team of every operator this worker runs: OpenMP's team size is
+    // a per-thread setting, so each worker sets its own.
+    omp_set_num_threads(intra);
+    dnnl::stream strm(eng);
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      work_cv.wait(lock, [&] { return stop || !ready.empty(); });
+      if (stop) return;
+      const int i = ready.front();
+      ready.pop_front();
+      lock.unlock();
+      std::string failure;
+      try {
+        run_op(i, strm);
+      } catch (const std::exception& ex) {
+        failure = "op " + model.ops[static_cast<size_t>(i)].name + ": " + ex.what();
+      }
+      lock.lock();
+      if (!failure.empty() && error.empty()) error = failure;
+      size_t woken = 0;
+      for (int s : ops[static_cast<size_t>(i)].succ)
+        if (--pending[static_cast<size_t>(s)] == 0) ready.push_back(s), ++woken;
+      if (woken > 1) work_cv.notify_all();
+      else if (woken == 1) work_cv.notify_one();
+      if (--remaining == 0) done_cv.notify_all();
+    }
+  }
+
+  bool run(std::string* err) {
+    std::unique_lock<std::mutex> lock(mu);
+    error.clear();
+    pending.assign(ops.size(), 0);
+    for (size_t i = 0; i < ops.size(); ++i)
+      for (int s : ops[i].succ) ++pending[static_cast<size_t>(s)];
+    remaining = ops.size();
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (!pending[i]) ready.push_back(static_cast<int>(i));
+    work_cv.notify_all();
+    done_cv.wait(lock, [&] { return remaining == 0; });
+    if (!error.empty()) {
+      *err = error;
+      return false;
+    }
+    return true;
+  }
+
+  memory const_memory(const std::string& name, const memory::desc& want) {
+    const pwe::Tensor* t = model.constant(name);
+    memory::desc src_md(to_dims(t->dims), dt::f32, plain(t->dims.size()));
+    memory src(src_md, eng, const_cast<float*>(t->data.data()));
+    if (want.get_size() == src_md.get_size() && want == src_md) {
+      weights.push_back(src);
+      return src;
+    }
+    memory dst(want, eng);
+    dnnl::stream s(eng);
+    dnnl::reorder(src, dst).execute(s, src, dst);
+    s.wait();
+    weights.push_back(dst);
+    return dst;
+  }
+
+  memory::desc md(int t) const {
+    const auto& d = model.tensor_dims[static_cast<size_t>(t)];
+    return memory::desc(to_dims(d), dt::f32, plain(d.size()));
+  }
+
+  void finish(Exec* e, const dnnl::primitive_desc_base& pd) {
+    const memory::desc sd = pd.scratchpad_desc();
+    if (sd.get_size() > 0) {
+      e->scratch = memory(sd, eng);
+      e->args[DNNL_ARG_SCRATCHPAD] = e->scratch;
+    }
+  }
+
+  bool build(uint64_t seed, std::string* err) {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const size_t nt = model.tensor_names.size();
+    buf.resize(nt);
+    mem.resize(nt);
+    for (size_t t = 0; t < nt; ++t) {
+      buf[t].assign(static_cast<size_t>(pwe::numel(model.tensor_dims[t])), 0.f);
+      mem[t] = memory(md(static_cast<int>(t)), eng, buf[t].data());
+    }
+    // Inputs are the first tensors; their buffers never move (ops keep raw pointers).
+    std::vector<pwe::Tensor> in = pwe::model_make_inputs(model, seed);
+    for (size_t i = 0; i < in.size(); ++i)
+      memcpy(buf[i].data(), in[i].data.data(), buf[i].size() * sizeof(float));
+    ops.resize(model.ops.size());
+    for (size_t i = 0; i < model.ops.size(); ++i) {
+      const pwe::Op& op = model.ops[i];
+      Exec& e = ops[i];
+      for (int p : op.preds) ops[static_cast<size_t>(p)].succ.push_back(static_cast<int>(i));
+      const int y = model.tensor(op.outputs[0]);
+      const int x = model.tensor(op.inputs[0]);  // -1 for a constant (Gather's table)
+      const std::string& t = op.type;
+      auto pads_l = [&] { return memory::dims{op.pads[0], op.pads[1]}; };
+      auto pads_r = [&] { return memory::dims{op.pads[2], op.pads[3]}; };
+      if (t == "Conv") {
+        const pwe::Tensor* w = model.constant(op.inputs[1]);
+        memory::dims wd = to_dims(w->dims);
+        if (op.group > 1) {
+          wd = {op.group, w->dims[0] / op.group, w->dims[1], w->dims[2], w->dims[3]};
+        }
+        const bool has_bias = op.inputs.size() > 2 && !op.inputs[2].empty();
+        memory::desc wmd(wd, dt::f32, tag::any);
+        memory::desc bmd = has_bias ? memory::desc({w->dims[0]}, dt::f32, tag::a) : memory::desc();
+        dnnl::convolution_forward::desc d(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, md(x), wmd,
+            bmd, md(y), {op.strides[0], op.strides[1]},
+            {op.dilations[0] - 1, op.dilations[1] - 1}, pads_l(), pads_r());
+        dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
+        e.prim = dnnl::convolution_forward(pd);
+        e.args = {{DNNL_ARG_SRC, mem[x]}, {DNNL_ARG_DST, mem[y]}};
+        // Grouped weights: the same data viewed with a leading group dim.
+        pwe::Tensor* wt = const_cast<pwe::Tensor*>(w);
+        if (op.group > 1) wt->dims = std::vector<int64_t>(wd.begin(), wd.end());
+        e.args[DNNL_ARG_WEIGHTS] = const_memory(op.inputs[1], pd.weights_desc());
+        if (has_bias) e.args[DNNL_ARG_BIAS] = const_memory(op.inputs[2], bmd);
+        finish(&e, pd);
+      } else if (t == "MaxPool" || t == "AveragePool" || t == "GlobalAveragePool") {
+        dnnl::algorithm alg = t == "MaxPool" ? dnnl::algorithm::pooling_max
+                              : op.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                                     : dnnl::algorithm::pooling_avg_exclude_padding;
+        memory::dims k, s, pl, pr;
+        if (t == "GlobalAveragePool") {
+          const auto& xd = model.tensor_dims[static_cast<size_t>(x)];
+          k = {xd[2], xd[3]}, s = {1, 1}, pl = {0, 0}, pr = {0, 0};
+        } else {
+          k = {op.kernel[0], op.kernel[1]}, s = {op.strides[0], op.strides[1]}, pl = pads_l(),
+          pr = pads_r();
+        }
+        dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, md(x), md(y), s, k,
+                                      pl, pr);
+        dnnl::pooling_forward::primitive_desc pd(d, attr, eng);
+        e.prim = dnnl::pooling_forward(pd);
+        e.args = {{DNNL_ARG_SRC, mem[x]}, {DNNL_ARG_DST, mem[y]}};
+        finish(&e, pd);
+      } else if (t == "Relu") {
+        dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference,
+                                      dnnl::algorithm::eltwise_relu, md(x), 0.f, 0.f);
+        dnnl::eltwise_forward::primitive_desc pd(d, attr, eng);
+        e.prim = dnnl::eltwise_forward(pd);
+        e.args = {{DNNL_ARG_SRC, mem[x]}, {DNNL_ARG_DST, mem[y]}};
+        finish(&e, pd);
+      } else if (t == "Add") {
+        const int x1 = model.tensor(op.inputs[1]);
+        dnnl::binary::desc d(dnnl::algorithm::binary_add, md(x), md(x1), md(y));
+        dnnl::binary::primitive_desc pd(d, attr, eng);
+        e.prim = dnnl::binary(pd);
+        e.args = {{DNNL_ARG_SRC_0, mem[x]}, {DNNL_ARG_SRC_1, mem[x1]}, {DNNL_ARG_DST, mem[y]}};
+        finish(&e, pd);
+      } else if (t == "Concat") {
+        std::vector<memory::desc> srcs;
+        for (const std::string& n : op.inputs) srcs.push_back(md(model.tensor(n)));
+        dnnl::concat::primitive_desc pd(md(y), static_cast<int>(op.axis), srcs, eng, attr);
+        e.prim = dnnl::concat(pd);
+        e.args = {{DNNL_ARG_DST, mem[y]}};
+        for (size_t k = 0; k < op.inputs.size(); ++k)
+          e.args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k)] = mem[model.tensor(op.inputs[k])];
+        finish(&e, pd);
+      } else if (t == "MatMul" || t == "Gemm") {
+        const pwe::Tensor* w = model.constant(op.inputs[1]);
+        const auto& yd = model.tensor_dims[static_cast<size_t>(y)];
+        const int64_t n = yd[1];
+        const int64_t k = op.trans_b ? w->dims[1] : w->dims[0];
+        // B as [K, N]: a transposed view of a [N, K] constant is the "ba" layout.
+        memory::desc b_user({k, n}, dt::f32, op.trans_b ? tag::ba : tag::ab);
+        const bool has_bias = t == "Gemm" && op.inputs.size() > 2 && !op.inputs[2].empty();
+        memory::desc bmd = has_bias ? memory::desc({1, n}, dt::f32, tag::ab) : memory::desc();
+        dnnl::primitive_attr mattr;
+        mattr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        const bool scaled = op.alpha != 1.f;
+        if (scaled) mattr.set_output_scales(0, {op.alpha});
+        dnnl::matmul::desc d(md(x), memory::desc({k, n}, dt::f32, tag::any), bmd, md(y));
+        dnnl::matmul::primitive_desc pd(d, mattr, eng);
+        e.prim = dnnl::matmul(pd);
+        e.args = {{DNNL_ARG_SRC, mem[x]}, {DNNL_ARG_DST, mem[y]}};
+        memory bsrc(b_user, eng, const_cast<float*>(w->data.data()));
+        memory bdst(pd.weights_desc(), eng);
+        dnnl::stream s(eng);
+        dnnl::reorder(bsrc, bdst).execute(s, bsrc, bdst);
+        s.wait();
+        weights.push_back(bdst);
+        e.args[DNNL_ARG_WEIGHTS] = bdst;
+        if (has_bias) {
+          // beta scales the bias (ONNX Gemm: alpha*A*B + beta*C); alpha scales both in
+          // oneDNN's output scale, so the bias is pre-divided by alpha.
+          const pwe::Tensor* b = model.constant(op.inputs[2]);
+          memory bm(bmd, eng);
+          float* p = static_cast<float*>(bm.get_data_handle());
+          for (int64_t j = 0; j < n; ++j)
+            p[j] = b->data[static_cast<size_t>(j)] * op.beta / (scaled ? op.alpha : 1.f);
+          weights.push_back(bm);
+          e.args[DNNL_ARG_BIAS] = bm;
+        }
+        finish(&e, pd);
+      } else if (t == "Flatten" || t == "Identity" || t == "Dropout") {
+        e.kind = Exec::kCopy;
+        e.src = buf[static_cast<size_t>(x)].data();
+        e.dst = buf[static_cast<size_t>(y)].data();
+        e.count = pwe::numel(model.tensor_dims[static_cast<size_t>(y)]);
+      } else if (t == "Pad") {
+        e.kind = Exec::kPad;
+        e.src = buf[static_cast<size_t>(x)].data();
+        e.dst = buf[static_cast<size_t>(y)].data();
+        e.count = pwe::numel(model.tensor_dims[static_cast<size_t>(y)]);
+        e.in_dims = model.tensor_dims[static_cast<size_t>(x)];
+        e.pads = op.pads;
+      } else if (t == "Gather") {
+        const pwe::Tensor* table = model.constant(op.inputs[0]);
+        const int idx = model.tensor(op.inputs[1]);
+        e.kind = Exec::kGather;
+        e.table = table->data.data();
+        e.src = buf[static_cast<size_t>(idx)].data();
+        e.dst = buf[static_cast<size_t>(y)].data();
+        e.count = pwe::numel(model.tensor_dims[static_cast<size_t>(idx)]);
+        e.rows = table->dims[0];
+        e.row = pwe::numel(table->dims) / e.rows;
+      } else {
+        *err = "op " + op.name + ": unsupported op type '" + t + "'";
+        return false;
+      }
+    }
+    for (const std::string& o : model.outputs) outputs.push_back(model.tensor(o));
+    return true;
+  }
+};
+
+extern "C" {
+
+pwe_session_options* pwe_session_options_new(void) { return new (std::nothrow) pwe_session_options(); }
+void pwe_session_options_free(pwe_session_options* o) { delete o; }
+void pwe_session_options_set_inter_op_threads(pwe_session_options* o, int n) {
+  if (o) o->inter = n < 0 ? 0 : n;
+}
+void pwe_session_options_set_intra_op_threads(pwe_session_options* o, int n) {
+  if (o) o->intra = n < 0 ? 0 : n;
+}
+int pwe_session_options_get_inter_op_threads(const pwe_session_options* o) { return o ? o->inter : 0; }
+int pwe_session_options_get_intra_op_threads(const pwe_session_options* o) { return o ? o->intra : 0; }
+void pwe_session_options_set_batch(pwe_session_options* o, int b) {
+  if (o) o->batch = b < 0 ? 0 : b;
+}
+void pwe_session_options_set_image_size(pwe_session_options* o, int hw) {
+  if (o) o->image_size = hw < 0 ? 0 : hw;
+}
+void pwe_session_options_set_seed(pwe_session_options* o, uint64_t seed) {
+  if (o) o->seed = seed;
+}
+
+pwe_session* pwe_session_new(const void* model, size_t size, pwe_session_options* opts, char* err,
+                             size_t errlen) {
+  if (!model || !size) {
+    set_err(err, errlen, "empty model");
+    return nullptr;
+  }
+  pwe_session_options defaults;
+  const pwe_session_options& o = opts ? *opts : defaults;
+  std::unique_ptr<pwe_session> s;
+  std::string e;
+  // Primitives are created with the team size they will run with (oneDNN's OpenMP
+  // runtime sizes kernels from omp_get_max_threads at creation); the caller's own
+  // setting is restored afterwards.
+  const int caller_threads = omp_get_max_threads();
+  bool ok = false;
+  try {
+    s.reset(new pwe_session());
+    s->bytes.assign(static_cast<const char*>(model), size);
+    const int cpus = logical_cpus();
+    s->inter = o.inter > 0 ? o.inter : cpus;
+    s->intra = o.intra > 0 ? o.intra : cpus;
+    pwe::LoadOptions lo;
+    lo.batch = o.batch;
+    lo.image_size = o.image_size;
+    lo.seed = o.seed;
+    if (pwe::model_load_bytes(s->bytes.data(), s->bytes.size(), lo, &s->model, &e)) {
+      omp_set_num_threads(s->intra);
+      ok = s->build(o.seed, &e);
+      omp_set_num_threads(caller_threads);
+      if (ok) {
+        for (int k = 0; k < s->inter; ++k) s->workers.emplace_back([p = s.get()] { p->worker(); });
+      }
+    }
+  } catch (const dnnl::error& ex) {
+    e = std::string("oneDNN: ") + ex.what();
+    ok = false;
+  } catch (const std::exception& ex) {
+    e = ex.what();
+    ok = false;
+  }
+  if (!ok) {
+    set_err(err, errlen, e);
+    return nullptr;
+  }
+  return s.release();
+}
+
+void pwe_session_free(pwe_session* s) { delete s; }
+int pwe_session_inter_op_threads(const pwe_session* s) { return s ? s->inter : 0; }
+int pwe_session_intra_op_threads(const pwe_session* s) { return s ? s->intra : 0; }
+
+const void* pwe_session_graph(const pwe_session* s, size_t* size) {
+  if (!s) return nullptr;
+  if (size) *size = s->bytes.size();
+  return s->bytes.data();
+}
+
+int pwe_session_num_inputs(const pwe_session* s) {
+  return s ? static_cast<int>(s->model.inputs.size()) : -1;
+}
+
+int pwe_session_set_input(pwe_session* s, int i, const float* data, size_t count) {
+  if (!s || i < 0 || i >= pwe_session_num_inputs(s) || !data) return -1;
+  std::vector<float>& b = s->buf[static_cast<size_t>(i)];
+  if (count != b.size()) return -1;
+  memcpy(b.data(), data, count * sizeof(float));
+  return 0;
+}
+
+int pwe_session_run(pwe_session* s, char* err, size_t errlen) {
+  if (!s) return -1;
+  std::string e;
+  bool ok = false;
+  try {
+    ok = s->run(&e);
+  } catch (const std::exception& ex) {
+    e = ex.what();
+  }
+  if (!ok) set_err(err, errlen, e);
+  return ok ? 0 : -1;
+}
+
+int pwe_session_num_outputs(const pwe_session* s) {
+  return s ? static_cast<int>(s->outputs.size()) : -1;
+}
+
+int pwe_session_output(const pwe_session* s, int i, const float** data, size_t* count, int* rank,
+                       int64_t* dims) {
+  if (!s || i < 0 || i >= pwe_session_num_outputs(s)) return -1;
+  const size_t t = static_cast<size_t>(s->outputs[static_cast<size_t>(i)]);
+  const auto& d = s->model.tensor_dims[t];
+  if (data) *data = s->buf[t].data();
+  if (count) *count = s->buf[t].size();
+  if (rank) *rank = static_cast<int>(d.size());
+  if (dims)
+    for (size_t k = 0; k < d.size() && k < 8; ++k) dims[k] = d[k];
+  return 0;
+}
+
+const char* pwe_version(void) {
+  static char v[64];
+  const dnnl_version_t* d = dnnl_version();
+  snprintf(v, sizeof v, "oneDNN %d.%d.%d (cpu runtime: %s)", d->major, d->minor, d->patch,
+           d->cpu_runtime == DNNL_RUNTIME_OMP ? "omp"
+           : d->cpu_runtime == DNNL_RUNTIME_TBB ? "tbb"
+                                                : "other");
+  return v;
+}
+
+}  // extern "C"
