@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <spawn.h>
+#include <stddef.h>
 
 extern "C" {
 // OpenMP API (omp.h is not included: libgomp's and libomp's headers differ).
@@ -42,4 +43,11 @@ void GOMP_parallel_loop_maybe_nonmonotonic_runtime(void (*fn)(void*), void* data
 struct ident;
 void __kmpc_fork_call(struct ident* loc, int argc, void (*microtask)(int*, int*, ...), ...);
 void __kmpc_fork_teams(struct ident* loc, int argc, void (*microtask)(int*, int*, ...), ...);
+
+// examples/engine's C API (examples/engine/pwengine.h): the session constructor that
+// hooks/engine.cpp interposes.
+typedef struct pwe_session_options pwe_session_options;
+typedef struct pwe_session pwe_session;
+pwe_session* pwe_session_new(const void* model, size_t size, pwe_session_options* opts, char* err,
+                             size_t errlen);
 }
