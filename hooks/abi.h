@@ -50,4 +50,33 @@ typedef struct pwe_session_options pwe_session_options;
 typedef struct pwe_session pwe_session;
 pwe_session* pwe_session_new(const void* model, size_t size, pwe_session_options* opts, char* err,
                              size_t errlen);
+
+// TensorFlow's C API (tensorflow/c/c_api.h, c_api_experimental.h, eager/c_api.h),
+// opaque types only; and the tsl::thread::ThreadPool constructor that
+// libtensorflow_cc calls in libtensorflow_framework (hooks/tf.cpp, hooks/README.md).
+typedef struct TF_Graph TF_Graph;
+typedef struct TF_Session TF_Session;
+typedef struct TF_SessionOptions TF_SessionOptions;
+typedef struct TF_Status TF_Status;
+typedef struct TF_Buffer TF_Buffer;
+typedef struct TFE_Context TFE_Context;
+typedef struct TFE_ContextOptions TFE_ContextOptions;
+TF_SessionOptions* TF_NewSessionOptions(void);
+void TF_SetConfig(TF_SessionOptions* options, const void* proto, size_t proto_len,
+                  TF_Status* status);
+TF_Session* TF_NewSession(TF_Graph* graph, const TF_SessionOptions* opts, TF_Status* status);
+TF_Session* TF_LoadSessionFromSavedModel(const TF_SessionOptions* session_options,
+                                         const TF_Buffer* run_options, const char* export_dir,
+                                         const char* const* tags, int tags_len, TF_Graph* graph,
+                                         TF_Buffer* meta_graph_def, TF_Status* status);
+TFE_ContextOptions* TFE_NewContextOptions(void);
+void TFE_ContextOptionsSetConfig(TFE_ContextOptions* options, const void* proto, size_t proto_len,
+                                 TF_Status* status);
+TFE_Context* TFE_NewContext(const TFE_ContextOptions* opts, TF_Status* status);
+// tsl::thread::ThreadPool::ThreadPool(tsl::Env*, tsl::ThreadOptions const&,
+//     std::string const&, int num_threads, bool low_latency_hint, Eigen::Allocator*)
+// (complete-object constructor; `name` is a std::string, C++11 ABI).
+void _ZN3tsl6thread10ThreadPoolC1EPNS_3EnvERKNS_13ThreadOptionsERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEibPN5Eigen9AllocatorE(
+    void* self, void* env, const void* thread_options, const void* name, int num_threads,
+    bool low_latency_hint, void* allocator);
 }

@@ -1,0 +1,559 @@
+// hooks/tf: TensorFlow sessions and eager contexts get the plan's inter-op
+// (pools) and intra-op (threads per pool) thread counts, appended to the
+// program's own serialized ConfigProto (protobuf: the last value of a field
+// wins), and TensorFlow's thread pools are attributed for pinning.
+//
+// What crosses a library boundary in the wheel, and why these points were
+// chosen: hooks/README.md, "TensorFlow".
+#include <errno.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "hooks/guard.h"
+#include "hooks/slots.h"
+#include "preload/runtime.h"
+
+namespace pw::hooks {
+namespace {
+
+// ConfigProto field numbers, read from the wheel's own descriptor
+// (tensorflow/core/protobuf/config.proto): both int32, varint-encoded.
+constexpr int kIntraField = 2;  // intra_op_parallelism_threads
+constexpr int kInterField = 5;  // inter_op_parallelism_threads
+
+// The C API's buffer, as declared in tensorflow/c/tf_buffer.h (stable C ABI).
+struct Buffer {
+  const void* data;
+  size_t length;
+  void (*data_deallocator)(void* data, size_t length);
+};
+
+// Helpers of the C API we call (not hooks): found the way the caller finds them.
+RealSlot g_new_buffer{"TF_NewBuffer", nullptr, false};
+RealSlot g_delete_buffer{"TF_DeleteBuffer", nullptr, false};
+RealSlot g_new_status{"TF_NewStatus", nullptr, false};
+RealSlot g_delete_status{"TF_DeleteStatus", nullptr, false};
+RealSlot g_get_code{"TF_GetCode", nullptr, false};
+RealSlot g_graph_to_graphdef{"TF_GraphToGraphDef", nullptr, false};
+
+template <typename F>
+F helper(RealSlot* slot, const void* pc) {
+  return reinterpret_cast<F>(real_for_caller(slot, pc));
+}
+
+// The original of a hook, looked up from the program's call site (pc), for
+// calls we make from inside another hook.
+#define PW_REAL_FROM(name, pc) \
+  (reinterpret_cast<PW_HOOK_TYPE(name)>(::pw::hooks::real_for_caller(&PW_REAL_SLOT(name), pc)))
+
+int status_code(TF_Status* st, const void* pc) {
+  auto get_code = helper<int (*)(const TF_Status*)>(&g_get_code, pc);
+  return get_code ? get_code(st) : -1;
+}
+
+// --- the program's ConfigProto ---------------------------------------------
+
+struct UserConfig {
+  bool readable = true;  // false: not a protobuf we can walk; nothing is changed
+  long intra = 0;        // last value of each field, 0 = not set (the system picks)
+  long inter = 0;
+};
+
+bool read_varint(const unsigned char*& p, const unsigned char* end, uint64_t* v) {
+  uint64_t r = 0;
+  for (int shift = 0; shift < 64 && p < end; shift += 7) {
+    const unsigned char b = *p++;
+    r |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *v = r;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Top-level fields only; the two we care about are varints.
+UserConfig config_scan(const void* data, size_t n) {
+  UserConfig c;
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  const unsigned char* end = p + (data ? n : 0);
+  while (p < end) {
+    uint64_t key = 0, v = 0;
+    if (!read_varint(p, end, &key)) return c.readable = false, c;
+    const uint64_t field = key >> 3;
+    switch (key & 7) {
+      case 0:
+        if (!read_varint(p, end, &v)) return c.readable = false, c;
+        // int32 fields: a negative value is sign-extended to 64 bits.
+        if (field == kIntraField) c.intra = static_cast<long>(static_cast<int32_t>(v));
+        if (field == kInterField) c.inter = static_cast<long>(static_cast<int32_t>(v));
+        break;
+      case 1:
+        if (end - p < 8) return c.readable = false, c;
+        p += 8;
+        break;
+      case 2:
+        if (!read_varint(p, end, &v) || v > static_cast<uint64_t>(end - p))
+          return c.readable = false, c;
+        p += v;
+        break;
+      case 5:
+        if (end - p < 4) return c.readable = false, c;
+        p += 4;
+        break;
+      default:
+        return c.readable = false, c;
+    }
+  }
+  return c;
+}
+
+void append_field(std::string* s, int field, uint64_t v) {
+  uint64_t key = static_cast<uint64_t>(field) << 3;
+  for (uint64_t x : {key, v}) {
+    while (x >= 0x80) {
+      s->push_back(static_cast<char>((x & 0x7f) | 0x80));
+      x >>= 7;
+    }
+    s->push_back(static_cast<char>(x));
+  }
+}
+
+long env_threads(const char* name) {
+  const char* s = getenv(name);
+  if (!s || !*s) return 0;
+  char* e = nullptr;
+  const long v = strtol(s, &e, 10);
+  return *e == '\0' && v > 0 ? v : 0;
+}
+
+// What this process asked TensorFlow for, so the pool notes can say whether
+// TensorFlow followed (0 = we asked nothing).
+std::atomic<long> g_asked_inter{0}, g_asked_intra{0};
+std::mutex g_note_mu;
+std::string g_graph_note;  // how the plan was chosen, for the notes' "why"
+
+std::string plan_reason() {
+  std::string why = "plan: ";
+  {
+    std::lock_guard<std::mutex> lock(g_note_mu);
+    if (!g_graph_note.empty()) return why + g_graph_note;
+  }
+  if (!rt::options().model.empty()) return why + "graph from PARWIDTH_MODEL";
+  return why + "no graph known yet (PARWIDTH_MODEL not set)";
+}
+
+// The fields to append to the program's config for `what` ("session",
+// "eager context"), and one report entry per setting.
+std::string config_extra(const char* what, const UserConfig& user) {
+  std::string extra;
+  const std::string who = std::string("tensorflow");
+  if (!user.readable) {
+    rt::note_framework(who, std::string(what) + " ConfigProto", "unreadable", false,
+                       "the program's serialized config could not be walked; left as it was");
+    return extra;
+  }
+  const gov::Plan& plan = rt::plan();
+  const bool gov = rt::governing();
+  const bool over = rt::options().override_user;
+  struct Knob {
+    const char* setting;
+    int field;
+    long user;
+    const char* env;
+    long want;
+    std::atomic<long>* asked;
+  } knobs[] = {
+      {"inter_op_parallelism_threads", kInterField, user.inter, "TF_NUM_INTEROP_THREADS",
+       plan.pools, &g_asked_inter},
+      {"intra_op_parallelism_threads", kIntraField, user.intra, "TF_NUM_INTRAOP_THREADS",
+       plan.threads, &g_asked_intra},
+  };
+  for (const Knob& k : knobs) {
+    const std::string setting = std::string(what) + " " + k.setting;
+    const long env = env_threads(k.env);
+    std::string mine;
+    if (k.user > 0)
+      mine = "set to " + std::to_string(k.user) + " in the program's ConfigProto";
+    else if (env > 0)
+      mine = std::string(k.env) + "=" + std::to_string(env) + " set by the user";
+    if (!mine.empty() && !over) {
+      rt::note_framework(who, setting, std::to_string(k.user > 0 ? k.user : env), false,
+                         mine + "; kept (PARWIDTH_OVERRIDE=1 replaces it)");
+      continue;
+    }
+    if (!gov) {
+      rt::note_framework(who, setting, std::to_string(k.want), false,
+                         "observe mode: nothing changed (" + plan_reason() + ")");
+      continue;
+    }
+    append_field(&extra, k.field, static_cast<uint64_t>(k.want));
+    k.asked->store(k.want);
+    rt::note_framework(who, setting, std::to_string(k.want), true,
+                       mine.empty() ? plan_reason()
+                                    : plan_reason() + "; replaced what was " + mine +
+                                          " (PARWIDTH_OVERRIDE=1)");
+  }
+  return extra;
+}
+
+// --- configs the program set, per options object -----------------------------
+
+std::mutex g_mu;
+struct Remembered {
+  const void* opts;
+  std::string config;
+};
+std::vector<Remembered> g_session_configs;  // TF_SessionOptions -> last TF_SetConfig bytes
+std::vector<const void*> g_ctx_configured;  // TFE_ContextOptions already given our fields
+constexpr size_t kRemember = 64;           // options objects alive at once, in practice a few
+
+void remember_session_config(const void* opts, const void* proto, size_t len) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (Remembered& r : g_session_configs)
+    if (r.opts == opts) {
+      r.config.assign(static_cast<const char*>(proto), proto ? len : 0);
+      return;
+    }
+  if (g_session_configs.size() >= kRemember) g_session_configs.erase(g_session_configs.begin());
+  g_session_configs.push_back({opts, std::string(static_cast<const char*>(proto), proto ? len : 0)});
+}
+
+std::string session_config_of(const void* opts) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (const Remembered& r : g_session_configs)
+    if (r.opts == opts) return r.config;
+  return std::string();
+}
+
+void forget_options(const void* opts) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (size_t i = 0; i < g_session_configs.size(); ++i)
+    if (g_session_configs[i].opts == opts) {
+      g_session_configs.erase(g_session_configs.begin() + static_cast<long>(i));
+      break;
+    }
+  for (size_t i = 0; i < g_ctx_configured.size(); ++i)
+    if (g_ctx_configured[i] == opts) {
+      g_ctx_configured.erase(g_ctx_configured.begin() + static_cast<long>(i));
+      break;
+    }
+}
+
+bool take_ctx_configured(const void* opts) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (size_t i = 0; i < g_ctx_configured.size(); ++i)
+    if (g_ctx_configured[i] == opts) {
+      g_ctx_configured.erase(g_ctx_configured.begin() + static_cast<long>(i));
+      return true;
+    }
+  return false;
+}
+
+void mark_ctx_configured(const void* opts) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (const void* o : g_ctx_configured)
+    if (o == opts) return;
+  if (g_ctx_configured.size() >= kRemember) g_ctx_configured.erase(g_ctx_configured.begin());
+  g_ctx_configured.push_back(opts);
+}
+
+// --- the session's graph -----------------------------------------------------
+
+void adopt_stats(const graph::Stats& st, const std::string& source) {
+  if (!rt::options().model.empty()) {
+    rt::note_framework("tensorflow", "graph (" + source + ")", "W=" + std::to_string(st.avg_width),
+                       false, "PARWIDTH_MODEL given; the plan keeps that model's width");
+    return;
+  }
+  if (st.heavy == 0) {
+    rt::note_framework("tensorflow", "graph (" + source + ")", "no heavy operators", false,
+                       "nothing to plan from; plan unchanged");
+    return;
+  }
+  rt::adopt_graph(source, static_cast<long>(st.heavy), static_cast<long>(st.layers),
+                  static_cast<long>(st.avg_width), static_cast<long>(st.max_level_width),
+                  st.weighted_parallelism);
+  const gov::Plan& p = rt::plan();
+  std::lock_guard<std::mutex> lock(g_note_mu);
+  g_graph_note = source + " H=" + std::to_string(st.heavy) + " L=" + std::to_string(st.layers) +
+                 " W=" + std::to_string(st.avg_width) + " -> " + std::to_string(p.pools) +
+                 " pools x " + std::to_string(p.threads) + " threads";
+}
+
+// Reads the session's graph through the C API and re-plans with its width.
+void plan_from_graph(TF_Graph* graph, const void* pc) {
+  auto new_buffer = helper<Buffer* (*)()>(&g_new_buffer, pc);
+  auto delete_buffer = helper<void (*)(Buffer*)>(&g_delete_buffer, pc);
+  auto new_status = helper<TF_Status* (*)()>(&g_new_status, pc);
+  auto delete_status = helper<void (*)(TF_Status*)>(&g_delete_status, pc);
+  auto to_graphdef = helper<void (*)(TF_Graph*, Buffer*, TF_Status*)>(&g_graph_to_graphdef, pc);
+  if (!graph || !new_buffer || !delete_buffer || !new_status || !delete_status || !to_graphdef) {
+    rt::warn_once("tf-graph", "tensorflow: TF_GraphToGraphDef not found; planning without the "
+                              "session's graph");
+    return;
+  }
+  Buffer* buf = new_buffer();
+  TF_Status* st = new_status();
+  if (buf && st) {
+    to_graphdef(graph, buf, st);
+    if (status_code(st, pc) == 0 && buf->data && buf->length > 0) {
+      graph::Graph g;
+      graph::Stats stats;
+      std::string err;
+      graph::Status s =
+          graph::model_parse(buf->data, buf->length, graph::Format::kTfGraphDef, &g, &err);
+      if (s == graph::Status::kOk) s = graph::stats_compute(g, &stats, &err);
+      if (s == graph::Status::kOk)
+        adopt_stats(stats, "tensorflow session graph");
+      else
+        rt::warn_once("tf-graph-parse", "tensorflow: the session's GraphDef could not be read (" +
+                                            std::string(graph::status_name(s)) + ": " + err +
+                                            "); planning without it");
+    }
+  }
+  if (st) delete_status(st);
+  if (buf) delete_buffer(buf);
+}
+
+// Sets opts' config to the program's bytes plus our fields; restores the
+// program's own bytes if TensorFlow refuses the combination.
+void apply_session_config(TF_SessionOptions* opts, const char* what, const void* pc) {
+  auto set_config = PW_REAL_FROM(TF_SetConfig, pc);
+  auto new_status = helper<TF_Status* (*)()>(&g_new_status, pc);
+  auto delete_status = helper<void (*)(TF_Status*)>(&g_delete_status, pc);
+  if (!set_config || !new_status || !delete_status) return;
+  const std::string user = session_config_of(opts);
+  const std::string extra = config_extra(what, config_scan(user.data(), user.size()));
+  if (extra.empty()) return;
+  const std::string combined = user + extra;
+  TF_Status* st = new_status();
+  if (!st) return;
+  set_config(opts, combined.data(), combined.size(), st);
+  if (status_code(st, pc) != 0) {
+    set_config(opts, user.data(), user.size(), st);
+    rt::warn_once("tf-config", "tensorflow: the session config with parwidth's fields was "
+                               "refused; the program's own config stands");
+  }
+  delete_status(st);
+}
+
+bool tf_active() { return rt::selected() && rt::ensure_active(); }
+
+const char* pool_kind(const std::string& name) {
+  if (name == "Compute" || name.rfind("inter_op", 0) == 0) return "inter-op";
+  if (name.find("_Eigen") != std::string::npos || name.rfind("intra_op", 0) == 0)
+    return "intra-op";
+  return nullptr;
+}
+
+}  // namespace
+}  // namespace pw::hooks
+
+using pw::hooks::Guard;
+
+PW_HOOK(TF_SessionOptions*, TF_NewSessionOptions, (void)) {
+  auto real = PW_REAL(TF_NewSessionOptions);
+  if (!real) return nullptr;
+  TF_SessionOptions* o = real();
+  Guard guard;
+  if (o && guard.entered() && pw::rt::selected()) {
+    try {
+      pw::hooks::forget_options(o);
+    } catch (...) {
+    }
+  }
+  return o;
+}
+
+PW_HOOK(void, TF_SetConfig,
+        (TF_SessionOptions * options, const void* proto, size_t proto_len, TF_Status* status)) {
+  auto real = PW_REAL(TF_SetConfig);
+  if (!real) return;
+  {
+    // Inside TFE_ContextOptionsSetConfig (which calls this) the guard is held.
+    Guard guard;
+    if (guard.entered() && pw::rt::selected()) {
+      try {
+        pw::hooks::remember_session_config(options, proto, proto_len);
+      } catch (...) {
+      }
+    }
+  }
+  real(options, proto, proto_len, status);
+}
+
+PW_HOOK(TF_Session*, TF_NewSession,
+        (TF_Graph * graph, const TF_SessionOptions* opts, TF_Status* status)) {
+  auto real = PW_REAL(TF_NewSession);
+  if (!real) return nullptr;
+  const void* pc = __builtin_return_address(0);
+  {
+    Guard guard;
+    if (guard.entered() && opts && pw::hooks::tf_active()) {
+      try {
+        pw::hooks::plan_from_graph(graph, pc);
+        pw::hooks::apply_session_config(const_cast<TF_SessionOptions*>(opts), "session", pc);
+      } catch (...) {
+      }
+    }
+  }
+  // Not under the guard: the session's pools are created here and must be governed.
+  return real(graph, opts, status);
+}
+
+PW_HOOK(TF_Session*, TF_LoadSessionFromSavedModel,
+        (const TF_SessionOptions* session_options, const TF_Buffer* run_options,
+         const char* export_dir, const char* const* tags, int tags_len, TF_Graph* graph,
+         TF_Buffer* meta_graph_def, TF_Status* status)) {
+  auto real = PW_REAL(TF_LoadSessionFromSavedModel);
+  if (!real) return nullptr;
+  const void* pc = __builtin_return_address(0);
+  {
+    Guard guard;
+    if (guard.entered() && session_options && export_dir && pw::hooks::tf_active()) {
+      try {
+        // The graph is filled in by the load itself: read the SavedModel first.
+        pw::graph::Graph g;
+        pw::graph::Stats st;
+        std::string err;
+        pw::graph::Status s = pw::graph::model_load(export_dir, &g, &err);
+        if (s == pw::graph::Status::kOk) s = pw::graph::stats_compute(g, &st, &err);
+        if (s == pw::graph::Status::kOk) pw::hooks::adopt_stats(st, std::string("tensorflow SavedModel ") + export_dir);
+        pw::hooks::apply_session_config(const_cast<TF_SessionOptions*>(session_options),
+                                        "session", pc);
+      } catch (...) {
+      }
+    }
+  }
+  return real(session_options, run_options, export_dir, tags, tags_len, graph, meta_graph_def,
+              status);
+}
+
+PW_HOOK(TFE_ContextOptions*, TFE_NewContextOptions, (void)) {
+  auto real = PW_REAL(TFE_NewContextOptions);
+  if (!real) return nullptr;
+  TFE_ContextOptions* o = real();
+  Guard guard;
+  if (o && guard.entered() && pw::rt::selected()) {
+    try {
+      pw::hooks::forget_options(o);
+    } catch (...) {
+    }
+  }
+  return o;
+}
+
+PW_HOOK(void, TFE_ContextOptionsSetConfig,
+        (TFE_ContextOptions * options, const void* proto, size_t proto_len, TF_Status* status)) {
+  auto real = PW_REAL(TFE_ContextOptionsSetConfig);
+  if (!real) return;
+  const void* pc = __builtin_return_address(0);
+  Guard guard;  // held through the real call: its inner TF_SetConfig is not the program's
+  std::string combined;
+  bool changed = false;
+  if (guard.entered() && options && pw::hooks::tf_active()) {
+    try {
+      const std::string extra = pw::hooks::config_extra(
+          "eager context", pw::hooks::config_scan(proto, proto ? proto_len : 0));
+      pw::hooks::mark_ctx_configured(options);
+      if (!extra.empty()) {
+        combined.assign(static_cast<const char*>(proto), proto ? proto_len : 0);
+        combined += extra;
+        changed = true;
+      }
+    } catch (...) {
+      changed = false;
+    }
+  }
+  if (changed) {
+    real(options, combined.data(), combined.size(), status);
+    if (pw::hooks::status_code(status, pc) == 0) return;
+    pw::rt::warn_once("tfe-config", "tensorflow: the eager config with parwidth's fields was "
+                                    "refused; the program's own config stands");
+  }
+  real(options, proto, proto_len, status);
+}
+
+PW_HOOK(TFE_Context*, TFE_NewContext, (const TFE_ContextOptions* opts, TF_Status* status)) {
+  auto real = PW_REAL(TFE_NewContext);
+  if (!real) return nullptr;
+  const void* pc = __builtin_return_address(0);
+  {
+    Guard guard;
+    if (guard.entered() && opts && pw::hooks::tf_active()) {
+      try {
+        // A program that never set a config: give the context ours alone.
+        if (!pw::hooks::take_ctx_configured(opts)) {
+          auto set = PW_REAL_FROM(TFE_ContextOptionsSetConfig, pc);
+          auto new_status = pw::hooks::helper<TF_Status* (*)()>(&pw::hooks::g_new_status, pc);
+          auto delete_status =
+              pw::hooks::helper<void (*)(TF_Status*)>(&pw::hooks::g_delete_status, pc);
+          const std::string extra = pw::hooks::config_extra("eager context", {});
+          if (set && new_status && delete_status && !extra.empty()) {
+            TF_Status* st = new_status();
+            if (st) {
+              set(const_cast<TFE_ContextOptions*>(opts), extra.data(), extra.size(), st);
+              delete_status(st);
+            }
+          }
+        }
+      } catch (...) {
+      }
+    }
+  }
+  // Not under the guard: the context's pools are created here.
+  return real(opts, status);
+}
+
+#define PW_TF_THREADPOOL \
+  _ZN3tsl6thread10ThreadPoolC1EPNS_3EnvERKNS_13ThreadOptionsERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEibPN5Eigen9AllocatorE
+
+// TensorFlow's own statement of each pool's size, and its threads spread over
+// the plan's pools: every thread the constructor starts is created from a
+// non-member, so consecutive threads go to consecutive pools (inter-op thread
+// k in pool k; the shared intra-op pool over all pools' cores).
+PW_HOOK(void, PW_TF_THREADPOOL,
+        (void* self, void* env, const void* thread_options, const void* name, int num_threads,
+         bool low_latency_hint, void* allocator)) {
+  auto real = PW_REAL(PW_TF_THREADPOOL);
+  if (!real) {
+    pw::rt::warn_once("tf-pool", "tensorflow: tsl::thread::ThreadPool has no original; aborting");
+    abort();
+  }
+  int saved_pool = -1;
+  bool active = false;
+  {
+    Guard guard;
+    if (guard.entered() && pw::hooks::tf_active()) {
+      active = true;
+      try {
+        const std::string n = *static_cast<const std::string*>(name);
+        const char* kind = pw::hooks::pool_kind(n);
+        const long asked = !kind                         ? 0
+                           : strcmp(kind, "inter-op") == 0 ? pw::hooks::g_asked_inter.load()
+                                                           : pw::hooks::g_asked_intra.load();
+        std::string why = std::string("TensorFlow created its ") + (kind ? kind : "own") +
+                          " pool '" + n + "' with " + std::to_string(num_threads) + " threads";
+        if (asked > 0) why += " (parwidth asked " + std::to_string(asked) + ")";
+        if (kind)
+          why += "; its threads are spread over the plan's " +
+                 std::to_string(pw::rt::plan().pools) + " pools";
+        pw::rt::note_framework("tensorflow", std::string("thread pool ") + n,
+                               std::to_string(num_threads), kind && asked == num_threads, why);
+      } catch (...) {
+      }
+      saved_pool = pw::rt::current_pool();
+      pw::rt::set_current_pool(-1);
+    }
+  }
+  real(self, env, thread_options, name, num_threads, low_latency_hint, allocator);
+  if (active) pw::rt::set_current_pool(saved_pool);
+}
