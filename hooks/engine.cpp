@@ -1,0 +1,131 @@
+// hooks/engine: governs examples/engine (libpwengine.so) through its session API.
+//
+// This is the template for governing a framework. Every framework hook has the same
+// four steps, done once per session, before the framework sizes its thread pools:
+//   1. Interpose the call that creates a session and still carries its options
+//      (TF_NewSession, OrtCreateSession, ... here pwe_session_new). Pass through when
+//      parwidth is not selected, and always call the original with the caller's own
+//      arguments and return its result (fail open: no exception leaves this file).
+//   2. Read the graph the session will run: the bytes handed to the call, or through the
+//      framework's own API (TF_GraphToGraphDef; here pwe_session_graph after creation).
+//      graph/ parses it and computes H, L, W.
+//   3. rt::adopt_graph(...) re-plans the process with that width: the preload's pools,
+//      OpenMP caps and pinning follow the new plan for threads created from now on.
+//   4. Write the plan into the framework's own options (inter-op = pools, intra-op =
+//      threads per pool), leaving alone every option the user set explicitly unless
+//      PARWIDTH_OVERRIDE=1, and note each decision with rt::note_framework so the
+//      report's frameworks list says what was applied or kept and why.
+// The option setters are found in the object that defines the original (dladdr +
+// dlopen(RTLD_NOLOAD)), so a library loaded RTLD_LOCAL works too.
+#include <dlfcn.h>
+
+#include <string>
+
+#include "graph/graph.h"
+#include "hooks/abi.h"
+#include "hooks/hook.h"
+#include "hooks/slots.h"
+#include "preload/runtime.h"
+
+namespace pw::hooks {
+namespace {
+
+using GetFn = int (*)(const pwe_session_options*);
+using SetFn = void (*)(pwe_session_options*, int);
+
+struct OptionApi {
+  GetFn get_inter = nullptr, get_intra = nullptr;
+  SetFn set_inter = nullptr, set_intra = nullptr;
+};
+
+// The option functions of the library that defines `real` (its own copy, never another).
+bool option_api_of(const void* real, OptionApi* api) {
+  Dl_info info;
+  if (!dladdr(real, &info) || !info.dli_fname) return false;
+  void* h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (!h) h = dlopen(nullptr, RTLD_LAZY);  // the engine linked into the main program
+  if (!h) return false;
+  api->get_inter = reinterpret_cast<GetFn>(dlsym(h, "pwe_session_options_get_inter_op_threads"));
+  api->get_intra = reinterpret_cast<GetFn>(dlsym(h, "pwe_session_options_get_intra_op_threads"));
+  api->set_inter = reinterpret_cast<SetFn>(dlsym(h, "pwe_session_options_set_inter_op_threads"));
+  api->set_intra = reinterpret_cast<SetFn>(dlsym(h, "pwe_session_options_set_intra_op_threads"));
+  dlclose(h);  // RTLD_NOLOAD took a reference; the library stays loaded by its user
+  return api->get_inter && api->get_intra && api->set_inter && api->set_intra;
+}
+
+// Step 4 for one option: apply `want` unless the user chose a value.
+void apply_option(pwe_session_options* o, const char* setting, GetFn get, SetFn set, int want,
+                  const char* why) {
+  const int user = get(o);
+  if (!rt::governing()) {
+    rt::note_framework("engine", setting, std::to_string(want), false,
+                       "observe mode: nothing changed");
+  } else if (user > 0 && !rt::options().override_user) {
+    rt::note_framework("engine", setting, std::to_string(user), false,
+                       "set by the user; kept (PARWIDTH_OVERRIDE=1 replaces it)");
+  } else {
+    set(o, want);
+    rt::note_framework("engine", setting, std::to_string(want), true,
+                       user > 0 ? std::string(why) + "; user's " + std::to_string(user) +
+                                      " replaced (PARWIDTH_OVERRIDE=1)"
+                                : std::string(why));
+  }
+}
+
+void govern_session(const void* model, size_t size, pwe_session_options* opts, const void* real) {
+  OptionApi api;
+  if (!option_api_of(real, &api)) {
+    rt::warn_once("engine-api", "engine: session option functions not found; session left alone");
+    return;
+  }
+  // Step 2: the graph the session will run, exactly the bytes it was given.
+  graph::Graph g;
+  graph::Stats st;
+  std::string err;
+  if (graph::model_parse(model, size, graph::Format::kAuto, &g, &err) != graph::Status::kOk ||
+      graph::stats_compute(g, &st, &err) != graph::Status::kOk) {
+    rt::note_framework("engine", "graph", "unreadable", false,
+                       "planning without the graph: " + err);
+  } else if (st.heavy == 0) {
+    rt::note_framework("engine", "graph (" + std::string(graph::format_name(g.format)) + ")",
+                       "no heavy operators", false, "plan unchanged");
+  } else {
+    // Step 3: re-plan with the session's width.
+    const std::string source = std::string("engine session (") + graph::format_name(g.format) +
+                               (g.name.empty() ? "" : ": " + g.name) + ")";
+    rt::adopt_graph(source, static_cast<long>(st.heavy), static_cast<long>(st.layers),
+                    static_cast<long>(st.avg_width), static_cast<long>(st.max_level_width),
+                    st.weighted_parallelism);
+    rt::note_framework("engine", "graph (" + std::string(graph::format_name(g.format)) + ")",
+                       "H=" + std::to_string(st.heavy) + " L=" + std::to_string(st.layers) +
+                           " W=" + std::to_string(st.avg_width),
+                       true, "plan adopted from the session's graph");
+  }
+  // Step 4: the framework's own knobs.
+  const gov::Plan& p = rt::plan();
+  apply_option(opts, "inter_op_threads", api.get_inter, api.set_inter, p.pools,
+               "plan: one inter-op worker per pool");
+  apply_option(opts, "intra_op_threads", api.get_intra, api.set_intra, p.threads,
+               "plan: threads per pool");
+}
+
+}  // namespace
+}  // namespace pw::hooks
+
+// Step 1: the session constructor.
+PW_HOOK(pwe_session*, pwe_session_new,
+        (const void* model, size_t size, pwe_session_options* opts, char* err, size_t errlen)) {
+  auto real = PW_REAL(pwe_session_new);
+  if (!real) {
+    if (err && errlen) err[0] = '\0';
+    return nullptr;
+  }
+  if (opts && model && size && pw::rt::selected() && pw::rt::ensure_active()) {
+    try {
+      pw::hooks::govern_session(model, size, opts, reinterpret_cast<const void*>(real));
+    } catch (...) {
+      // Fail open: the session is created with whatever options it has.
+    }
+  }
+  return real(model, size, opts, err, errlen);
+}
