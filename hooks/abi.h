@@ -6,6 +6,8 @@
 #include <spawn.h>
 #include <stddef.h>
 
+#include <functional>
+
 extern "C" {
 // OpenMP API (omp.h is not included: libgomp's and libomp's headers differ).
 void omp_set_num_threads(int n);
@@ -79,4 +81,16 @@ TFE_Context* TFE_NewContext(const TFE_ContextOptions* opts, TF_Status* status);
 void _ZN3tsl6thread10ThreadPoolC1EPNS_3EnvERKNS_13ThreadOptionsERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEibPN5Eigen9AllocatorE(
     void* self, void* env, const void* thread_options, const void* name, int num_threads,
     bool low_latency_hint, void* allocator);
+// PyTorch's ATen thread controls, exported by libtorch_cpu (hooks/torch.cpp,
+// hooks/README.md). C++ functions are declared under their mangled names, like
+// every other hook (one scheme, hooks/hook.h unchanged); the demangled
+// prototype is above each one.
+// void at::set_num_threads(int)
+void _ZN2at15set_num_threadsEi(int nthreads);
+// void at::set_num_interop_threads(int)
+void _ZN2at23set_num_interop_threadsEi(int nthreads);
+// void at::init_num_threads()
+void _ZN2at16init_num_threadsEv(void);
+// void at::launch(std::function<void()>): the inter-op pool's entry point.
+void _ZN2at6launchESt8functionIFvvEE(std::function<void()> func);
 }

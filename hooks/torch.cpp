@@ -1,0 +1,381 @@
+// hooks/torch: PyTorch's intra-op and inter-op thread counts (ATen in
+// libtorch_cpu) and the OpenBLAS pool beside them, set from the plan.
+//
+// What Debian's torch 1.13 does without us (hooks/README.md has the evidence):
+// `import torch` runs torch/_C's initModule, which calls at::init_num_threads;
+// that sets the calling thread's OpenMP team size to intraop_default_num_threads
+// = hardware_concurrency / 2 on x86-64 (1 here). Every other thread runs
+// init_num_threads again on its first parallel op (lazy_init_num_threads),
+// through the PLT. So init_num_threads is the point where the plan goes in:
+// the first call runs torch's own code, then at::set_num_threads(plan threads),
+// as if the user had written torch.set_num_threads right after the import;
+// later threads then copy that value themselves.
+//
+// Whose call it is: torch's own calls to at::set_num_threads come from
+// libtorch_cpu itself (init_num_threads on a new thread); a user's come from
+// torch/_C (libtorch_python) or a C++ program. A forked child (a DataLoader
+// worker) calling it keeps its value: that is torch's policy for workers, and
+// the child is governed as a process of its own.
+//
+// The inter-op pool (TorchScript fork/wait, at::launch) may be sized once,
+// before it starts; a second call throws. It is sized lazily, at the first
+// at::launch, so that a user's own torch.set_num_interop_threads after the
+// import still works (and is kept).
+#include <dlfcn.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hooks/guard.h"
+#include "hooks/slots.h"
+#include "preload/runtime.h"
+
+namespace pw::hooks {
+namespace {
+
+// Never destroyed: hooks may run while the process exits.
+struct TorchState {
+  std::atomic<bool> defaults_done{false};  // the first init_num_threads was seen
+  std::atomic<bool> interop_done{false};   // the first at::launch was seen
+  std::atomic<int> user_threads{0};        // the last explicit intra-op count (0: none)
+  std::atomic<int> user_interop{0};        // the explicit inter-op count (0: none)
+  std::atomic<int> noted_threads{0};       // the last user value written to the report
+  std::atomic<pid_t> pid{0};               // the process that saw the first init
+};
+TorchState g_torch;
+
+const char* const kName = "torch";
+
+// Set while torch's own init_num_threads runs under our hook: it tail-calls
+// at::set_num_threads, whose return address is then ours, not torch's.
+thread_local bool t_in_init __attribute__((tls_model("initial-exec"))) = false;
+
+// True if pc lies in the object that defines fn (torch calling itself).
+bool same_object(const void* pc, const void* fn) {
+  struct dl_find_object a, b;
+  if (_dl_find_object(const_cast<void*>(pc), &a) != 0) return false;
+  if (_dl_find_object(const_cast<void*>(fn), &b) != 0) return false;
+  return a.dlfo_link_map == b.dlfo_link_map;
+}
+
+// A forked child of the process where torch was initialised.
+bool forked_child() {
+  const pid_t p = g_torch.pid.load(std::memory_order_relaxed);
+  return p != 0 && p != getpid();
+}
+
+const char* user_thread_env(std::string* which) {
+  for (const char* v : {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}) {
+    if (const char* val = getenv(v)) {
+      if (*val) {
+        *which = v;
+        return val;
+      }
+    }
+  }
+  return nullptr;
+}
+
+// ------------------------------------------------------------------ OpenBLAS
+
+struct Blas {
+  std::string object;
+  void (*set)(int);
+  int (*get)(void);
+};
+
+// Every loaded object that itself defines openblas_set_num_threads, whether
+// loaded globally or RTLD_LOCAL (a wheel may bundle its own OpenBLAS beside
+// the system's; Debian's libblas.so.3 is only a front for libopenblas.so.0).
+std::vector<Blas> loaded_openblas() {
+  std::vector<Blas> out;
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* data) -> int {
+        auto* v = static_cast<std::vector<Blas>*>(data);
+        if (!info->dlpi_name || !info->dlpi_name[0]) return 0;
+        void* h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+        if (!h) return 0;
+        void* set = dlsym(h, "openblas_set_num_threads");
+        void* get = dlsym(h, "openblas_get_num_threads");
+        Dl_info di;
+        if (set && get && !is_self(set) && dladdr(set, &di) &&
+            reinterpret_cast<ElfW(Addr)>(di.dli_fbase) == info->dlpi_addr) {
+          const char* base = strrchr(info->dlpi_name, '/');
+          try {
+            v->push_back({base ? base + 1 : info->dlpi_name,
+                          reinterpret_cast<void (*)(int)>(set),
+                          reinterpret_cast<int (*)(void)>(get)});
+          } catch (...) {
+          }
+        }
+        dlclose(h);
+        return 0;
+      },
+      &out);
+  return out;
+}
+
+// Caps each OpenBLAS pool at the plan's threads per pool, unless the user
+// sized it through its environment. Called outside the guard: growing a pool
+// creates threads, which our pthread_create hook must see.
+void openblas_apply(int want) {
+  std::vector<Blas> libs;
+  std::string env_name;
+  const char* env = nullptr;
+  try {
+    libs = loaded_openblas();
+  } catch (...) {
+    return;
+  }
+  for (const char* v : {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"}) {
+    const char* val = getenv(v);
+    if (val && *val) {
+      env_name = v;
+      env = val;
+      break;
+    }
+  }
+  for (const Blas& b : libs) {
+    const int before = b.get();
+    try {
+      const std::string setting = b.object + " openblas_set_num_threads";
+      if (env && !rt::options().override_user) {
+        rt::note_framework("openblas", setting, std::to_string(before), false,
+                           env_name + "=" + env + " set by the user; kept (PARWIDTH_OVERRIDE=1 "
+                           "replaces it)");
+        continue;
+      }
+      if (!rt::governing()) {
+        rt::note_framework("openblas", setting, std::to_string(before), false,
+                           "observe mode: plan threads per pool " + std::to_string(want));
+        continue;
+      }
+      rt::note_framework(
+          "openblas", setting, std::to_string(want), true,
+          "its own pthread pool beside OpenMP's, " + std::to_string(before) +
+              " threads by default; capped at the plan's threads per pool" +
+              (env ? " (" + env_name + "=" + env + " replaced, PARWIDTH_OVERRIDE=1)" : ""));
+    } catch (...) {
+      continue;
+    }
+    b.set(want);
+  }
+}
+
+// --------------------------------------------------------------- intra-op
+
+// After torch's own init_num_threads: the first one in a process applies the plan.
+void after_init(const void* caller_pc) {
+  if (g_torch.defaults_done.load(std::memory_order_acquire)) return;
+  int apply = 0;
+  int blas = 0;
+  {
+    Guard guard;
+    if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return;
+    if (g_torch.defaults_done.exchange(true)) return;
+    g_torch.pid.store(getpid(), std::memory_order_relaxed);
+    try {
+      const int want = rt::plan().threads;
+      auto omp_max = reinterpret_cast<PW_HOOK_TYPE(omp_get_max_threads)>(
+          real_for_caller(&PW_REAL_SLOT(omp_get_max_threads), caller_pc));
+      const int torch_default = omp_max ? omp_max() : 0;
+      const std::string setting = "intra-op threads (at::set_num_threads)";
+      std::string env_name;
+      const char* env = user_thread_env(&env_name);
+      blas = want;
+      if (g_torch.user_threads.load() > 0) {
+        // A C++ program set it before torch's first init: noted at its call.
+        blas = 0;
+      } else if (env && !rt::options().override_user) {
+        rt::note_framework(kName, setting, std::to_string(torch_default), false,
+                           env_name + "=" + env +
+                               " set by the user, read by torch; kept (PARWIDTH_OVERRIDE=1 "
+                               "replaces it)");
+      } else if (!rt::governing()) {
+        rt::note_framework(kName, setting, std::to_string(torch_default), false,
+                           "observe mode: torch's default " + std::to_string(torch_default) +
+                               ", plan threads per pool " + std::to_string(want));
+      } else {
+        apply = want;
+        rt::note_framework(kName, setting, std::to_string(want), true,
+                           "torch's default would be " + std::to_string(torch_default) +
+                               " (hardware_concurrency/2); plan threads per pool, set at "
+                               "torch's first init_num_threads" +
+                               (env ? " (" + env_name + "=" + env +
+                                          " replaced, PARWIDTH_OVERRIDE=1)"
+                                    : ""));
+      }
+    } catch (...) {
+      apply = 0;
+    }
+  }
+  if (apply > 0) {
+    auto set = reinterpret_cast<PW_HOOK_TYPE(_ZN2at15set_num_threadsEi)>(
+        real_for_caller(&PW_REAL_SLOT(_ZN2at15set_num_threadsEi), caller_pc));
+    // at::set_num_threads throws only for n <= 0; creates torch's pthreadpool.
+    if (set) set(apply);
+  }
+  if (blas > 0) openblas_apply(blas);
+}
+
+// The count an explicit at::set_num_threads(n) call gets.
+int threads_for(int n, const void* caller_pc, const void* real) {
+  if (n <= 0) return n;  // torch's own error, unchanged
+  Guard guard;
+  if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return n;
+  // torch copying its value to a new thread
+  if (t_in_init || same_object(caller_pc, real)) return n;
+  try {
+    const std::string setting = "intra-op threads (torch.set_num_threads)";
+    if (forked_child()) {
+      rt::note_framework(kName, setting, std::to_string(n), false,
+                         "called in a forked child (DataLoader workers set 1 thread each); "
+                         "kept: the child is governed as its own process");
+      return n;
+    }
+    g_torch.user_threads.store(n);
+    if (g_torch.noted_threads.exchange(n) == n) {
+      // Same value again (a loop): decided and written down already.
+      return rt::governing() && rt::options().override_user ? rt::plan().threads : n;
+    }
+    if (!rt::governing()) {
+      rt::note_framework(kName, setting, std::to_string(n), false,
+                         "observe mode: set by the user; plan threads per pool " +
+                             std::to_string(rt::plan().threads));
+      return n;
+    }
+    if (rt::options().override_user) {
+      const int want = rt::plan().threads;
+      rt::note_framework(kName, setting, std::to_string(want), true,
+                         "set by the user to " + std::to_string(n) +
+                             "; replaced by the plan's threads per pool (PARWIDTH_OVERRIDE=1)");
+      return want;
+    }
+    rt::note_framework(kName, setting, std::to_string(n), false,
+                       "set by the user; kept (PARWIDTH_OVERRIDE=1 replaces it)");
+  } catch (...) {
+  }
+  return n;
+}
+
+// --------------------------------------------------------------- inter-op
+
+int interop_for(int n, const void* caller_pc, const void* real) {
+  if (n <= 0) return n;
+  Guard guard;
+  if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return n;
+  if (t_in_init || same_object(caller_pc, real)) return n;
+  try {
+    const std::string setting = "inter-op threads (torch.set_num_interop_threads)";
+    if (forked_child()) {
+      rt::note_framework(kName, setting, std::to_string(n), false,
+                         "called in a forked child; kept: the child is governed as its own "
+                         "process");
+      return n;
+    }
+    g_torch.user_interop.store(n);
+    if (!rt::governing()) {
+      rt::note_framework(kName, setting, std::to_string(n), false,
+                         "observe mode: set by the user; plan pools " +
+                             std::to_string(rt::plan().pools));
+      return n;
+    }
+    if (rt::options().override_user) {
+      const int want = rt::plan().pools;
+      rt::note_framework(kName, setting, std::to_string(want), true,
+                         "set by the user to " + std::to_string(n) +
+                             "; replaced by the plan's pools (PARWIDTH_OVERRIDE=1)");
+      return want;
+    }
+    rt::note_framework(kName, setting, std::to_string(n), false,
+                       "set by the user; kept (PARWIDTH_OVERRIDE=1 replaces it)");
+  } catch (...) {
+  }
+  return n;
+}
+
+// Before the first at::launch starts the inter-op pool: size it from the plan.
+void before_launch(const void* caller_pc) {
+  if (g_torch.interop_done.load(std::memory_order_acquire)) return;
+  int apply = 0;
+  {
+    Guard guard;
+    if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return;
+    if (g_torch.interop_done.exchange(true)) return;
+    try {
+      const std::string setting = "inter-op pool size (at::set_num_interop_threads)";
+      const int want = rt::plan().pools;
+      if (forked_child()) {
+        // The parent's choice was inherited with its memory (a pool is not).
+        rt::note_framework(kName, setting, "", false,
+                           "forked child: torch's inherited setting kept");
+      } else if (g_torch.user_interop.load() > 0) {
+        // Noted at the user's call.
+      } else if (!rt::governing()) {
+        rt::note_framework(kName, setting, std::to_string(want), false,
+                           "observe mode: the plan's pools, not applied");
+      } else {
+        apply = want;
+        rt::note_framework(kName, setting, std::to_string(want), true,
+                           "the plan's pools, set at the first at::launch (TorchScript "
+                           "fork/wait), before the pool starts");
+      }
+    } catch (...) {
+      apply = 0;
+    }
+  }
+  if (apply <= 0) return;
+  auto set = reinterpret_cast<PW_HOOK_TYPE(_ZN2at23set_num_interop_threadsEi)>(
+      real_for_caller(&PW_REAL_SLOT(_ZN2at23set_num_interop_threadsEi), caller_pc));
+  if (!set) return;
+  // It throws only if the count was set already or the pool has started;
+  // every call that sets it and the pool's only entry point pass through
+  // here first, so neither can have happened. Last resort: the host's own
+  // work must go on.
+  try {
+    set(apply);
+  } catch (...) {
+    rt::warn_once("torch-interop", "torch refused the inter-op pool size; left as it was");
+  }
+}
+
+}  // namespace
+}  // namespace pw::hooks
+
+PW_HOOK(void, _ZN2at16init_num_threadsEv, (void)) {
+  const void* caller = __builtin_return_address(0);
+  auto real = PW_REAL(_ZN2at16init_num_threadsEv);
+  if (!real) return;
+  pw::hooks::t_in_init = true;
+  real();
+  pw::hooks::t_in_init = false;
+  pw::hooks::after_init(caller);
+}
+
+PW_HOOK(void, _ZN2at15set_num_threadsEi, (int nthreads)) {
+  const void* caller = __builtin_return_address(0);
+  auto real = PW_REAL(_ZN2at15set_num_threadsEi);
+  if (!real) return;
+  real(pw::hooks::threads_for(nthreads, caller, reinterpret_cast<const void*>(real)));
+}
+
+PW_HOOK(void, _ZN2at23set_num_interop_threadsEi, (int nthreads)) {
+  const void* caller = __builtin_return_address(0);
+  auto real = PW_REAL(_ZN2at23set_num_interop_threadsEi);
+  if (!real) return;
+  real(pw::hooks::interop_for(nthreads, caller, reinterpret_cast<const void*>(real)));
+}
+
+PW_HOOK(void, _ZN2at6launchESt8functionIFvvEE, (std::function<void()> func)) {
+  const void* caller = __builtin_return_address(0);
+  auto real = PW_REAL(_ZN2at6launchESt8functionIFvvEE);
+  if (!real) return;
+  pw::hooks::before_launch(caller);
+  real(std::move(func));
+}
