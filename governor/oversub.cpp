@@ -30,6 +30,13 @@ OversubDetector::OversubDetector(const OversubConfig& cfg) : cfg_(cfg) {
   cap_ = cfg_.omp_cap;
 }
 
+void OversubDetector::rebudget(double budget_cpus, int omp_cap) {
+  cfg_.budget_cpus = budget_cpus > 0 ? budget_cpus : 1;
+  cfg_.omp_cap = omp_cap < 0 ? 0 : omp_cap;
+  cap_ = cfg_.omp_cap;
+  hot_run_ = calm_run_ = since_lower_ = 0;
+}
+
 // Scale the cap by budget / demand: if the process wants 1.5x its CPUs, its teams get 2/3 of the
 // threads. Always at least one step down while above 1, so a persistent overload converges.
 void OversubDetector::lower(const OversubSample& s, double wait, double invol, OversubAction* a) {

@@ -79,6 +79,9 @@ class OversubDetector {
   // Feeds one sample; writes at most `cap` actions to out and returns how many (a few at most:
   // size out for 4). Actions beyond cap are dropped, and counted in summary().actions anyway.
   size_t step(const OversubSample& s, OversubAction* out, size_t cap);
+  // The budget changed (the node's cores were divided again): judge against the new budget,
+  // and start the team cap over from the new plan's cap. Episode history is kept.
+  void rebudget(double budget_cpus, int omp_cap);
   bool oversubscribed() const { return in_; }
   int omp_cap() const { return cap_; }
   OversubSummary summary() const;

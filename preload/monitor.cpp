@@ -3,6 +3,7 @@
 
 #include <sched.h>
 
+#include <atomic>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -24,6 +25,9 @@ struct State {
   std::mutex mu;  // actions
   std::vector<gov::OversubAction> actions;
   int repinned = 0;
+  std::atomic<bool> rebudget{false};
+  std::atomic<double> rebudget_cpus{0};
+  std::atomic<int> rebudget_cap{0};
 };
 
 // Never destroyed: the process may exit while the sampler runs.
@@ -63,6 +67,9 @@ std::vector<std::pair<long, cpu_set_t>> strays_of(const counters::Sample& s) {
 
 void on_sample(const counters::Sample& s, void*) {
   if (g->t0 == 0) g->t0 = s.t_ns - s.dt_ns;
+  if (g->hooks.tick) g->hooks.tick();
+  if (g->rebudget.exchange(false))
+    g->detector.rebudget(g->rebudget_cpus.load(), g->rebudget_cap.load());
   gov::OversubSample o;
   o.t_ns = s.t_ns - g->t0;
   o.dt_ns = s.dt_ns;
@@ -120,6 +127,13 @@ void monitor_start(const Hooks& h, int period_ms, double budget_cpus, int omp_ca
     return;
   }
   g->started = true;
+}
+
+void monitor_rebudget(double budget_cpus, int omp_cap) {
+  if (!g) return;
+  g->rebudget_cpus.store(budget_cpus);
+  g->rebudget_cap.store(omp_cap);
+  g->rebudget.store(true);
 }
 
 void monitor_stop() {

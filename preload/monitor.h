@@ -15,6 +15,8 @@ struct Hooks {
   gov::Registry* registry;           // tid -> assigned core set, for strays
   void (*set_omp_cap)(int cap);      // later OpenMP regions use this team cap
   bool apply;                        // govern: apply actions; observe: only record them
+  void (*tick)();                    // called on the sampler thread before each sample is judged
+                                     // (the node registry's check); may be null
 };
 
 // Starts the sampler thread. budget_cpus: the cores (or quota) of the budget;
@@ -22,6 +24,9 @@ struct Hooks {
 // framework cannot resize at run time.
 void monitor_start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap,
                    int fixed_pools);
+// The budget changed (node registry): the detector judges against budget_cpus and restarts its
+// team cap at omp_cap. Applied before the next sample is judged; callable from any thread.
+void monitor_rebudget(double budget_cpus, int omp_cap);
 void monitor_stop();             // at exit, before the report
 void monitor_after_fork();       // in the fork child: the thread is gone
 bool monitor_running();

@@ -132,6 +132,12 @@ const Row kRows[] = {
     {{"CGROUP", "path", "this process's cgroup",
       "read cgroup limits from this directory (tests, containers with odd mounts)"},
      [](const char* s, Options* o, std::string* why) { return nonempty(s, &o->cgroup, why); }},
+    {{"NODE", "on|off", "on",
+      "divide the node's cores with other governed processes that no launcher describes"},
+     [](const char* s, Options* o, std::string* why) { return parse_bool(s, &o->node, why); }},
+    {{"NODE_DIR", "path", "/dev/shm/parwidth-<uid>",
+      "the node registry's directory (created 0700; /tmp/parwidth-<uid> without /dev/shm)"},
+     [](const char* s, Options* o, std::string* why) { return nonempty(s, &o->node_dir, why); }},
 };
 
 }  // namespace
@@ -210,6 +216,8 @@ std::vector<std::string> options_describe(const Options& o) {
       "LOCAL_RANK=" + (o.local_rank >= 0 ? std::to_string(o.local_rank) : std::string("auto")),
       "LOCAL_SIZE=" + (o.local_size > 0 ? std::to_string(o.local_size) : std::string("auto")),
       "CGROUP=" + str(o.cgroup),
+      std::string("NODE=") + (o.node ? "on" : "off"),
+      "NODE_DIR=" + str(o.node_dir),
   };
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include "graph/graph.h"
 
@@ -62,6 +63,33 @@ bool graph_summary(const std::string& path, GraphSummary* out, std::string* err)
   return true;
 }
 
+// Slurm's "2(x3),1" (tasks on each node of the step, in node order) at `index`.
+bool slurm_tasks_on_node(const char* text, int index, int* out) {
+  if (!text || index < 0) return false;
+  const char* p = text;
+  int at = 0;
+  while (*p) {
+    char* end = nullptr;
+    long n = std::strtol(p, &end, 10);
+    if (end == p || n < 0) return false;
+    long reps = 1;
+    p = end;
+    if (p[0] == '(' && p[1] == 'x') {
+      reps = std::strtol(p + 2, &end, 10);
+      if (end == p + 2 || *end != ')' || reps < 1) return false;
+      p = end + 1;
+    }
+    if (index < at + reps) {
+      *out = static_cast<int>(n);
+      return n > 0;
+    }
+    at += static_cast<int>(reps);
+    if (*p == ',') ++p;
+    else if (*p) return false;
+  }
+  return false;
+}
+
 void local_share(const opt::Options& o, const opt::EnvLookup& env, int* rank, int* size,
                  std::string* from) {
   *rank = 0;
@@ -73,6 +101,19 @@ void local_share(const opt::Options& o, const opt::EnvLookup& env, int* rank, in
     *from = "PARWIDTH_LOCAL_RANK/PARWIDTH_LOCAL_SIZE";
     return;
   }
+  // A launcher that bound each rank to its own CPUs has already divided the
+  // node: the affinity is the share (ranks bound to a shared set, e.g. one
+  // socket each for several ranks, are divided by the node registry).
+  const char* ompi_bound = env("OMPI_MCA_orte_bound_at_launch");
+  if (ompi_bound && std::strcmp(ompi_bound, "1") == 0 && env("OMPI_COMM_WORLD_LOCAL_SIZE")) {
+    *from = std::string(kBoundPrefix) + " by Open MPI (OMPI_MCA_orte_bound_at_launch=1)";
+    return;
+  }
+  const char* slurm_bind = env("SLURM_CPU_BIND_TYPE");
+  if (slurm_bind && *slurm_bind && !std::strstr(slurm_bind, "none") && env("SLURM_LOCALID")) {
+    *from = std::string(kBoundPrefix) + " by Slurm (SLURM_CPU_BIND_TYPE=" + slurm_bind + ")";
+    return;
+  }
   struct Pair {
     const char* rank;
     const char* size;
@@ -82,7 +123,6 @@ void local_share(const opt::Options& o, const opt::EnvLookup& env, int* rank, in
       {"LOCAL_RANK", "LOCAL_WORLD_SIZE", "torchrun"},
       {"OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE", "Open MPI"},
       {"MPI_LOCALRANKID", "MPI_LOCALNRANKS", "MPICH/Hydra"},
-      {"SLURM_LOCALID", "SLURM_NTASKS_PER_NODE", "Slurm"},
   };
   for (const Pair& p : kLaunchers) {
     int r = 0, s = 0;
@@ -91,6 +131,28 @@ void local_share(const opt::Options& o, const opt::EnvLookup& env, int* rank, in
       *size = s;
       *from = std::string(p.who) + " (" + p.rank + "/" + p.size + ")";
       return;
+    }
+  }
+  // Slurm: the step's tasks on this node. SLURM_STEP_TASKS_PER_NODE lists them
+  // per node of the step ("2(x3),1"), indexed by SLURM_NODEID; outside a step
+  // (a batch script) SLURM_TASKS_PER_NODE does the same for the job.
+  // SLURM_NTASKS_PER_NODE is set only with --ntasks-per-node: a last resort.
+  int r = 0, node = 0, s = 0;
+  if (env_int(env, "SLURM_LOCALID", &r)) {
+    const bool have_node = env_int(env, "SLURM_NODEID", &node);
+    static const char* const kLists[] = {"SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE"};
+    for (const char* list : kLists) {
+      if (have_node && slurm_tasks_on_node(env(list), node, &s) && r < s) {
+        *rank = r;
+        *size = s;
+        *from = std::string("Slurm (SLURM_LOCALID/") + list + "[SLURM_NODEID])";
+        return;
+      }
+    }
+    if (env_int(env, "SLURM_NTASKS_PER_NODE", &s) && s > 0 && r < s) {
+      *rank = r;
+      *size = s;
+      *from = "Slurm (SLURM_LOCALID/SLURM_NTASKS_PER_NODE)";
     }
   }
 }
@@ -151,6 +213,8 @@ bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::
     }
   }
   local_share(o, env, &in.local_rank, &in.local_size, &out->local_from);
+  out->node_registry = out->local_from == "none" ||
+                       out->local_from.compare(0, std::strlen(kBoundPrefix), kBoundPrefix) == 0;
 
   if (topo::Status st = topo::budget_compute(out->machine, in, &out->budget, &why);
       st != topo::Status::kOk) {

@@ -24,6 +24,7 @@ struct Planned {
   GraphSummary graph;
   gov::Plan plan;
   std::string local_from;             // where local rank/size came from
+  bool node_registry = false;         // no launcher gave a share: the node registry may divide
   std::vector<std::string> warnings;  // problems that did not stop planning
 };
 
@@ -31,13 +32,20 @@ struct Planned {
 bool graph_summary(const std::string& path, GraphSummary* out, std::string* err);
 
 // The local rank and size from PARWIDTH_LOCAL_*, else the launcher's variables
-// (torchrun, Open MPI, MPICH/Hydra, Slurm). Defaults 0 of 1.
+// (torchrun, Open MPI, MPICH/Hydra, Slurm). Defaults 0 of 1. A launcher that
+// bound each rank to its own CPUs (Open MPI's default binding, srun
+// --cpu-bind) leaves 0 of 1 and *from starting with kBoundPrefix: the
+// affinity already is the share.
+inline constexpr const char kBoundPrefix[] = "bound to its CPUs";
 void local_share(const opt::Options& o, const opt::EnvLookup& env, int* rank, int* size,
                  std::string* from);
 
 // Plans for this process (o.topology empty) or for the described machine.
 // `machine` may hold an already-loaded machine (fork child) to skip the load.
 // Returns false with *err when no trustworthy budget exists: run ungoverned.
+// Slurm's tasks-per-node list ("2(x3),1") at a node index; false if malformed or out of range.
+bool slurm_tasks_on_node(const char* text, int index, int* out);
+
 bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::Machine* machine,
                   Planned* out, std::string* err);
 

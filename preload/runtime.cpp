@@ -7,6 +7,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -15,8 +16,10 @@
 
 #include "hooks/omp.h"
 #include "hooks/real.h"
+#include "governor/node_share.h"
 #include "preload/monitor.h"
 #include "preload/log.h"
+#include "preload/node.h"
 #include "preload/planning.h"
 #include "preload/report.h"
 
@@ -49,6 +52,14 @@ struct Runtime {
   std::vector<FrameworkNote> frameworks;
   std::vector<std::string> warnings;
   std::vector<std::string> warned_keys;
+  // The node registry (preload/node.h): the budget before the node is divided,
+  // and the share in force. Written at activation and by the monitor thread.
+  topo::Budget full_budget;
+  node::Registry node;
+  bool node_member = false;
+  std::vector<int> node_cpus;
+  int node_changes = 0;
+  bool omp_capping = false;  // the team cap is ours (not the user's OMP_NUM_THREADS)
 };
 
 Runtime* g = nullptr;
@@ -74,6 +85,150 @@ std::vector<int> current_affinity() {
   return cpus;
 }
 
+// ---- node registry ---------------------------------------------------------------------------
+
+std::vector<gov::NodeCore> node_cores_of(const topo::Budget& b) {
+  std::vector<gov::NodeCore> v;
+  for (const topo::Socket& s : b.sockets)
+    for (const topo::Core& c : s.cores)
+      if (!c.pus.empty()) v.push_back({s.os_index, c.pus[0]});
+  return v;
+}
+
+// The budget cut down to the cores (first PUs) in `keep`.
+topo::Budget budget_narrow(const topo::Budget& full, std::vector<int> keep) {
+  std::sort(keep.begin(), keep.end());
+  topo::Budget b;
+  b.quota_cpus = full.quota_cpus;
+  b.notes = full.notes;
+  for (const topo::Socket& s : full.sockets) {
+    topo::Socket out;
+    out.os_index = s.os_index;
+    for (const topo::Core& c : s.cores) {
+      if (c.pus.empty() || !std::binary_search(keep.begin(), keep.end(), c.pus[0])) continue;
+      topo::Core core = c;
+      core.socket = static_cast<int>(b.sockets.size());
+      b.cpus.insert(b.cpus.end(), c.pus.begin(), c.pus.end());
+      out.cores.push_back(std::move(core));
+    }
+    if (!out.cores.empty()) b.sockets.push_back(std::move(out));
+  }
+  std::sort(b.cpus.begin(), b.cpus.end());
+  for (const topo::Socket& s : b.sockets) b.cores += static_cast<int>(s.cores.size());
+  return b;
+}
+
+gov::Plan plan_for_budget(const Runtime& r, const topo::Budget& b) {
+  gov::WidthView width;
+  width.known = r.planned.graph.known;
+  width.avg_width = r.planned.graph.avg_width;
+  width.max_level_width = r.planned.graph.max_level_width;
+  gov::PlanOptions po;
+  po.pools = r.opt.pools;
+  po.intra = r.opt.intra;
+  po.smt = r.opt.smt;
+  return gov::plan_for(planning::budget_view(b), width, po);
+}
+
+bool set_thread_affinity(long tid, const std::vector<int>& cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus)
+    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+  return CPU_COUNT(&set) > 0 && sched_setaffinity(static_cast<pid_t>(tid), sizeof set, &set) == 0;
+}
+
+// Moves the threads we pinned onto the new plan's cores: pool p -> p mod pools,
+// cores handed out round-robin in creation order (pool 0 from its second core,
+// as for new threads: the main thread works in pool 0). Threads that exited
+// are skipped; threads pinned by their creator are not ours to move.
+int repin_threads(Runtime& r, const gov::Plan& p) {
+  const int pools = static_cast<int>(p.core_sets.size());
+  if (pools == 0 || r.opt.pin == opt::Pin::kNone) return 0;
+  std::vector<size_t> next(static_cast<size_t>(pools), 0);
+  next[0] = 1;
+  int moved = 0;
+  for (gov::ThreadRecord t : r.registry.snapshot()) {
+    if (!t.pinned) continue;
+    const int pool = t.pool >= 0 ? t.pool % pools : 0;
+    const std::vector<int>& set = p.core_sets[static_cast<size_t>(pool)];
+    if (set.empty()) continue;
+    std::vector<int> cpus = set;
+    int cpu = -1;
+    if (r.opt.pin == opt::Pin::kCore) {
+      cpu = set[next[static_cast<size_t>(pool)] % set.size()];
+      cpus.assign(1, cpu);
+    }
+    if (!set_thread_affinity(t.tid, cpus)) continue;
+    if (cpu >= 0) ++next[static_cast<size_t>(pool)];
+    t.pool = pool;
+    t.cpu = cpu;
+    r.registry.update(t);
+    ++moved;
+  }
+  return moved;
+}
+
+// Puts a node share in force. At activation only the budget and plan change
+// (no thread exists yet); later the running process shrinks or grows: new
+// plan for new threads, existing threads re-pinned, OpenMP cap, monitor budget.
+void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation) {
+  if (share.cpus.empty() || share.cpus == r.node_cpus) return;
+  r.node_cpus = share.cpus;
+  topo::Budget b = budget_narrow(r.full_budget, share.cpus);
+  b.local_rank = share.rank;
+  b.local_size = share.size;
+  b.notes.push_back(share.note + " (" + r.node.dir() + ")");
+  const gov::Plan p = plan_for_budget(r, b);
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.planned.budget = b;
+    r.planned.plan = p;
+  }
+  if (at_activation) return;
+  r.registry.replan(p);
+  if (r.omp_capping) set_omp_cap(p.threads);
+  const int moved = repin_threads(r, p);
+  const double cpus = b.quota_cpus > 0 && b.quota_cpus < b.cores ? b.quota_cpus
+                                                                 : static_cast<double>(b.cores);
+  monitor::monitor_rebudget(cpus, r.omp_capping ? p.threads : 0);
+  const std::string list = topo::cpulist_format(b.cpus);
+  log::info(1, "node: %s: now %d cores (%s), %d threads re-pinned", share.note.c_str(), b.cores,
+            list.c_str(), moved);
+  if (++r.node_changes <= 32)
+    note_framework("node", "cores", list, true,
+                   share.note + "; " + std::to_string(moved) + " threads re-pinned, " +
+                       (r.omp_capping ? "OpenMP cap " + std::to_string(p.threads)
+                                      : std::string("OpenMP not capped")));
+}
+
+void node_join(Runtime& r) {
+  std::string err;
+  gov::NodeMember self;
+  self.pid = getpid();
+  node::proc_start_time(self.pid, &self.start);
+  self.cores = node_cores_of(r.full_budget);
+  if (!r.node.open(node::default_dir(r.opt.node_dir), &err) || !r.node.publish(self, &err)) {
+    warn_once("node", "node registry: " + err + "; this process's share of the node is not "
+                      "divided with other governed processes");
+    return;
+  }
+  r.node_member = true;
+  node::ScanResult s;
+  if (r.node.scan(&s)) node_apply(r, gov::node_share(s.members, s.self), true);
+}
+
+// On the monitor thread, every sample: members that arrived or left.
+void node_tick() {
+  Runtime* r = g;
+  if (!r || !r->node_member || r->state.load(std::memory_order_acquire) != kActive) return;
+  try {
+    node::ScanResult s;
+    if (r->node.scan(&s)) node_apply(*r, gov::node_share(s.members, s.self), false);
+  } catch (...) {
+  }
+}
+
 void activate() {
   Runtime& r = *g;
   planning::Planned p;
@@ -90,6 +245,11 @@ void activate() {
   for (const std::string& w : p.warnings) warn_once(w, w);
   r.planned = std::move(p);
   r.have_machine = true;
+  r.full_budget = r.planned.budget;
+  r.node_cpus.clear();
+  if (r.opt.node && r.opt.mode == opt::Mode::kGovern && r.opt.topology.empty() &&
+      r.planned.node_registry)
+    node_join(r);
   gov::PinMode pin = r.opt.pin == opt::Pin::kNone   ? gov::PinMode::kNone
                      : r.opt.pin == opt::Pin::kPool ? gov::PinMode::kPool
                                                     : gov::PinMode::kCore;
@@ -104,6 +264,7 @@ void activate() {
                    "set by the user; kept (PARWIDTH_OVERRIDE=1 replaces it)");
   } else {
     r.omp_cap.store(r.opt.mode == opt::Mode::kGovern ? threads : 0);
+    r.omp_capping = r.opt.mode == opt::Mode::kGovern;
     note_framework("openmp", "default team size (nthreads ICV, per thread)",
                    std::to_string(threads), r.opt.mode == opt::Mode::kGovern,
                    r.opt.mode != opt::Mode::kGovern ? "observe mode: nothing changed"
@@ -120,7 +281,7 @@ void activate() {
   hooks::omp_on_activate();
   if (r.opt.monitor) {
     monitor::Hooks h{hooks::real_pthread_create(), &r.registry, set_omp_cap,
-                     r.opt.mode == opt::Mode::kGovern};
+                     r.opt.mode == opt::Mode::kGovern, r.node_member ? node_tick : nullptr};
     const topo::Budget& b = r.planned.budget;
     const double cpus =
         b.quota_cpus > 0 && b.quota_cpus < b.cores ? b.quota_cpus : static_cast<double>(b.cores);
@@ -166,7 +327,9 @@ bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus) {
     cpus->assign(1, a.cpu);
     return true;
   }
-  const auto& sets = g->planned.plan.core_sets;
+  // The registry's plan: immutable once published (the node registry and
+  // adopt_graph replace it while threads are being created).
+  const auto& sets = g->registry.plan().core_sets;
   if (a.pool >= static_cast<int>(sets.size()) || sets[a.pool].empty()) return false;
   *cpus = sets[a.pool];
   return true;
@@ -263,6 +426,8 @@ void on_exit() {
   Runtime& r = *g;
   const int s = r.state.load(std::memory_order_acquire);
   monitor::monitor_stop();
+  // Leave before the report: the others may grow back as soon as possible.
+  if (r.node_member) r.node.leave();
   report::Input in;
   in.opt = &r.opt;
   in.program = r.names.empty() ? "" : r.names.back();
@@ -294,6 +459,11 @@ void on_fork_child() {
   r.mu.unlock();
   r.forked_child = true;
   monitor::monitor_after_fork();
+  // The registry entry is the parent's; the child joins on its own if it activates.
+  r.node.forget_after_fork();
+  r.node_member = false;
+  r.node_cpus.clear();
+  r.omp_capping = false;
   // The forking thread may be a pinned pool member; the child's main thread
   // must not keep that narrowed mask (its children and sched_getaffinity
   // would inherit it).
