@@ -79,13 +79,13 @@ bool slurm_tasks_on_node(const char* text, int index, int* out) {
       if (end == p + 2 || *end != ')' || reps < 1) return false;
       p = end + 1;
     }
+    if (*p != ',' && *p != '\0') return false;
     if (index < at + reps) {
       *out = static_cast<int>(n);
       return n > 0;
     }
     at += static_cast<int>(reps);
     if (*p == ',') ++p;
-    else if (*p) return false;
   }
   return false;
 }
