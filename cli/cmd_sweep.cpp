@@ -1,0 +1,510 @@
+// cli/cmd_sweep: `parwidth sweep -- cmd`: runs cmd under every (pools, intra) of a grid,
+// under parwidth's own plan, under Intel's recommended settings and ungoverned, and says
+// how far the plan and the default are from the best configuration found.
+//
+// Every governed run goes through the preload with PARWIDTH_POOLS / PARWIDTH_INTRA, so a
+// framework hook (hooks/engine.cpp, hooks/tf.cpp) writes them into the framework's own
+// options. Runs are interleaved (repeat r of every configuration before repeat r + 1), so
+// a slow phase of the machine spreads over all configurations instead of one.
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "graph/json_value.h"
+#include "preload/json.h"
+#include "preload/planning.h"
+
+namespace {
+
+void usage(FILE* f) {
+  fputs(
+      "usage: parwidth sweep [--pools LIST] [--intra LIST] [--repeat R] [--out DIR]\n"
+      "                      [--metric PATTERN] [--json] [--lib PATH] -- CMD [ARGS...]\n"
+      "\n"
+      "Runs CMD under every configuration of a grid of inter-op pools x intra-op threads\n"
+      "(through the preload, PARWIDTH_POOLS / PARWIDTH_INTRA), under parwidth's own plan,\n"
+      "under Intel's recommended settings (pools = sockets, intra = physical cores) and\n"
+      "ungoverned (the program's defaults), R times each, interleaved.\n"
+      "\n"
+      "  --pools LIST     pools to try, e.g. 1,2,4 or 1-4 (default 1..cores)\n"
+      "  --intra LIST     threads per pool to try (default 1..cores)\n"
+      "                   Without both lists, only pairs with pools*intra <= cores are kept\n"
+      "                   (cores: the physical cores of this process's budget).\n"
+      "  --repeat R       runs per configuration (default 3)\n"
+      "  --out DIR        where sweep.csv, heatmap.svg, runs.log go (default parwidth-sweep)\n"
+      "  --metric REGEX   time each run by the number CMD prints that REGEX's first group\n"
+      "                   captures (e.g. 'time per iteration: ([0-9.]+) ms'); default: the\n"
+      "                   whole process's wall time in seconds\n"
+      "  --json           print the summary as one JSON object\n"
+      "  --lib PATH       libparwidth.so (default: next to this program, or $PARWIDTH_LIB)\n"
+      "\n"
+      "Progress goes to stderr (a bar with ETA on a terminal, else one line per run).\n"
+      "Exit status: 0; 1 if a run fails or prints no metric (named); 2 for a usage error.\n",
+      f);
+}
+
+struct Config {
+  std::string name;  // "grid", "plan", "intel", "default"
+  int pools = 0, intra = 0;  // 0 for plan/default until known
+  std::vector<double> runs;
+};
+
+struct Summary {
+  double min = 0, median = 0, max = 0;
+};
+
+Summary summarize(std::vector<double> v) {
+  Summary s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.min = v.front();
+  s.max = v.back();
+  const size_t n = v.size();
+  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return s;
+}
+
+bool parse_list(const std::string& text, std::vector<int>* out) {
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    int lo = 0, hi = 0;
+    const size_t dash = part.find('-');
+    if (dash == std::string::npos) {
+      if (!pw::cli::parse_count(part, 1, 4096, &lo)) return false;
+      hi = lo;
+    } else if (!pw::cli::parse_count(part.substr(0, dash), 1, 4096, &lo) ||
+               !pw::cli::parse_count(part.substr(dash + 1), 1, 4096, &hi) || hi < lo) {
+      return false;
+    }
+    for (int v = lo; v <= hi; ++v) out->push_back(v);
+  }
+  std::sort(out->begin(), out->end());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
+  return !out->empty();
+}
+
+std::string self_dir() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  buf[n] = '\0';
+  std::string p(buf);
+  return p.substr(0, p.rfind('/'));
+}
+
+std::string find_library(const std::string& given) {
+  if (!given.empty()) return given;
+  if (const char* e = getenv("PARWIDTH_LIB")) return e;
+  char real[PATH_MAX];
+  for (const char* rel : {"/../lib/libparwidth.so", "/libparwidth.so"}) {
+    const std::string p = self_dir() + rel;
+    if (access(p.c_str(), R_OK) == 0 && realpath(p.c_str(), real)) return real;
+  }
+  return "";
+}
+
+// One run of cmd. Returns false (with *why) when it cannot be run or exits non-zero.
+bool run_once(char** cmd, const Config& c, const std::string& lib, const std::string& report,
+              int log_fd, std::string* out, double* seconds, std::string* why) {
+  int pipefd[2];
+  if (pipe(pipefd) != 0) return *why = "pipe failed", false;
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) return *why = "fork failed", false;
+  if (pid == 0) {
+    dup2(pipefd[1], 1);
+    if (log_fd >= 0) dup2(log_fd, 2);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    unsetenv("PARWIDTH_POOLS");
+    unsetenv("PARWIDTH_INTRA");
+    if (c.name != "default") {
+      std::string pre = lib;
+      if (const char* old = getenv("LD_PRELOAD"); old && *old) pre += std::string(":") + old;
+      setenv("LD_PRELOAD", pre.c_str(), 1);
+      if (c.pools > 0 && c.name != "plan") setenv("PARWIDTH_POOLS", std::to_string(c.pools).c_str(), 1);
+      if (c.intra > 0 && c.name != "plan") setenv("PARWIDTH_INTRA", std::to_string(c.intra).c_str(), 1);
+      if (!report.empty()) setenv("PARWIDTH_REPORT", report.c_str(), 1);
+    }
+    execvp(cmd[0], cmd);
+    fprintf(stderr, "parwidth sweep: cannot run '%s': %s\n", cmd[0], strerror(errno));
+    _exit(127);
+  }
+  close(pipefd[1]);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(pipefd[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0) out->append(buf, static_cast<size_t>(n));
+  close(pipefd[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (log_fd >= 0 && !out->empty()) {
+    if (write(log_fd, out->data(), out->size()) < 0) {
+    }
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+  *why = WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                           : "killed by signal " + std::to_string(WTERMSIG(status));
+  return false;
+}
+
+std::string label(const Config& c) {
+  if (c.name == "grid") return "pools=" + std::to_string(c.pools) + " intra=" + std::to_string(c.intra);
+  if (c.pools > 0) return c.name + " (pools=" + std::to_string(c.pools) + " intra=" + std::to_string(c.intra) + ")";
+  return c.name;
+}
+
+std::string fmt_time(double s) {
+  char b[32];
+  const long t = std::lround(s);
+  if (t >= 3600) snprintf(b, sizeof b, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+  else if (t >= 60) snprintf(b, sizeof b, "%ldm%02lds", t / 60, t % 60);
+  else snprintf(b, sizeof b, "%lds", t);
+  return b;
+}
+
+// Green (best) to red (worst) on a log scale of median / best.
+std::string colour(double v, double best, double worst) {
+  double f = worst > best ? std::log(v / best) / std::log(worst / best) : 0;
+  f = std::clamp(f, 0.0, 1.0);
+  const int r = static_cast<int>(60 + 195 * f), gr = static_cast<int>(200 - 150 * f), b = 80;
+  char s[16];
+  snprintf(s, sizeof s, "#%02x%02x%02x", r, gr, b);
+  return s;
+}
+
+std::string heatmap(const std::vector<Config>& grid, const std::vector<int>& pools,
+                    const std::vector<int>& intra, const Config& plan, const Config& best,
+                    const std::string& unit, const std::string& title) {
+  const int cw = 90, ch = 44, left = 90, top = 60;
+  const int w = left + cw * static_cast<int>(intra.size()) + 20;
+  const int h = top + ch * static_cast<int>(pools.size()) + 70;
+  double lo = 1e300, hi = 0;
+  for (const Config& c : grid) {
+    const double m = summarize(c.runs).median;
+    lo = std::min(lo, m), hi = std::max(hi, m);
+  }
+  std::ostringstream s;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h
+    << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  s << "<text x=\"10\" y=\"20\" font-size=\"14\">" << title << "</text>\n";
+  s << "<text x=\"10\" y=\"40\">median " << unit << " per configuration; rows: pools, columns: intra-op threads</text>\n";
+  for (size_t j = 0; j < intra.size(); ++j)
+    s << "<text x=\"" << left + cw * j + cw / 2 << "\" y=\"" << top - 6
+      << "\" text-anchor=\"middle\">intra " << intra[j] << "</text>\n";
+  for (size_t i = 0; i < pools.size(); ++i) {
+    s << "<text x=\"10\" y=\"" << top + ch * i + ch / 2 + 4 << "\">pools " << pools[i] << "</text>\n";
+    for (size_t j = 0; j < intra.size(); ++j) {
+      const int x = left + cw * static_cast<int>(j), y = top + ch * static_cast<int>(i);
+      const Config* c = nullptr;
+      for (const Config& g : grid)
+        if (g.pools == pools[i] && g.intra == intra[j]) c = &g;
+      if (!c) {
+        s << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << cw << "\" height=\"" << ch
+          << "\" fill=\"#eeeeee\" stroke=\"white\"/>\n";
+        continue;
+      }
+      const double m = summarize(c->runs).median;
+      char v[32];
+      snprintf(v, sizeof v, "%.4g", m);
+      std::string mark;
+      if (c->pools == best.pools && c->intra == best.intra) mark += " best";
+      if (c->pools == plan.pools && c->intra == plan.intra) mark += " plan";
+      s << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << cw << "\" height=\"" << ch
+        << "\" fill=\"" << colour(m, lo, hi) << "\" stroke=\""
+        << (mark.empty() ? "white" : "black") << "\" stroke-width=\"" << (mark.empty() ? 1 : 3)
+        << "\"/>\n";
+      s << "<text x=\"" << x + cw / 2 << "\" y=\"" << y + ch / 2 << "\" text-anchor=\"middle\">" << v
+        << "</text>\n";
+      if (!mark.empty())
+        s << "<text x=\"" << x + cw / 2 << "\" y=\"" << y + ch / 2 + 14
+          << "\" text-anchor=\"middle\" font-size=\"10\">" << mark.substr(1) << "</text>\n";
+    }
+  }
+  s << "<text x=\"10\" y=\"" << h - 30 << "\">plan = parwidth's plan (pools=" << plan.pools
+    << ", intra=" << plan.intra << "); best = lowest median of the grid</text>\n";
+  s << "</svg>\n";
+  return s.str();
+}
+
+}  // namespace
+
+int pw_cmd_sweep(int argc, char** argv) {
+  pw::cli::Args a(argc, argv);
+  std::string v, lib, out_dir = "parwidth-sweep", metric;
+  std::vector<int> pools, intra;
+  int repeat = 3;
+  bool json = false, missing = false;
+  while (!a.done()) {
+    if (a.flag("--")) break;
+    if (a.flag("-h") || a.flag("--help")) {
+      usage(stdout);
+      return 0;
+    }
+    if (a.flag("--json")) {
+      json = true;
+      continue;
+    }
+    if (a.value("--pools", &v, &missing)) {
+      if (missing) break;
+      if (!parse_list(v, &pools)) {
+        fprintf(stderr, "parwidth sweep: error: --pools wants a list like 1,2,4 or 1-4, got '%s'\n", v.c_str());
+        return 2;
+      }
+      continue;
+    }
+    if (a.value("--intra", &v, &missing)) {
+      if (missing) break;
+      if (!parse_list(v, &intra)) {
+        fprintf(stderr, "parwidth sweep: error: --intra wants a list like 1,2,4 or 1-4, got '%s'\n", v.c_str());
+        return 2;
+      }
+      continue;
+    }
+    if (a.value("--repeat", &v, &missing)) {
+      if (missing) break;
+      if (!pw::cli::parse_count(v, 1, 100000, &repeat)) {
+        fprintf(stderr, "parwidth sweep: error: --repeat wants an integer >= 1, got '%s'\n", v.c_str());
+        return 2;
+      }
+      continue;
+    }
+    if (a.value("--out", &out_dir, &missing) || a.value("--lib", &lib, &missing)) {
+      if (missing) break;
+      continue;
+    }
+    if (a.value("--metric", &metric, &missing)) {
+      if (missing) break;
+      continue;
+    }
+    fprintf(stderr, "parwidth sweep: error: unknown option '%s'\n", a.peek());
+    usage(stderr);
+    return 2;
+  }
+  if (missing) {
+    fprintf(stderr, "parwidth sweep: error: an option is missing its value\n");
+    return 2;
+  }
+  if (a.done()) {
+    fprintf(stderr, "parwidth sweep: error: no command given (parwidth sweep [options] -- CMD)\n");
+    return 2;
+  }
+  char** cmd = argv + a.index();
+  std::regex re;
+  if (!metric.empty()) {
+    try {
+      re = std::regex(metric);
+    } catch (const std::regex_error& e) {
+      fprintf(stderr, "parwidth sweep: error: --metric: bad regular expression: %s\n", e.what());
+      return 2;
+    }
+    if (re.mark_count() < 1) {
+      fprintf(stderr, "parwidth sweep: error: --metric needs one capture group, e.g. 'time: ([0-9.]+)'\n");
+      return 2;
+    }
+  }
+  const std::string so = find_library(lib);
+  if (so.empty() || access(so.c_str(), R_OK) != 0) {
+    fprintf(stderr, "parwidth sweep: error: cannot find libparwidth.so (set --lib or PARWIDTH_LIB)\n");
+    return 2;
+  }
+  // The budget the preload will see (same options, same process tree).
+  std::vector<std::string> warns;
+  pw::opt::Options opt = pw::opt::options_parse([](const char* n) { return static_cast<const char*>(getenv(n)); }, &warns);
+  pw::planning::Planned planned;
+  std::string err;
+  if (!pw::planning::plan_process(opt, [](const char* n) { return static_cast<const char*>(getenv(n)); },
+                                  nullptr, &planned, &err)) {
+    fprintf(stderr, "parwidth sweep: error: %s\n", err.c_str());
+    return 2;
+  }
+  const int cores = std::max(1, planned.budget.cores);
+  const int sockets = std::max<int>(1, static_cast<int>(planned.budget.sockets.size()));
+  const bool filter = pools.empty() || intra.empty();
+  for (std::vector<int>* l : {&pools, &intra})
+    if (l->empty())
+      for (int k = 1; k <= cores; ++k) l->push_back(k);
+
+  std::vector<Config> configs;
+  for (int p : pools)
+    for (int t : intra)
+      if (!filter || p * t <= cores) configs.push_back({"grid", p, t, {}});
+  if (configs.empty()) {
+    fprintf(stderr, "parwidth sweep: error: no configuration fits %d cores\n", cores);
+    return 2;
+  }
+  const size_t n_grid = configs.size();
+  configs.push_back({"plan", 0, 0, {}});
+  configs.push_back({"intel", sockets, cores, {}});
+  configs.push_back({"default", 0, 0, {}});
+
+  if (mkdir(out_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    fprintf(stderr, "parwidth sweep: error: cannot create %s: %s\n", out_dir.c_str(), strerror(errno));
+    return 2;
+  }
+  const std::string log_path = out_dir + "/runs.log";
+  const int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const std::string plan_report = out_dir + "/plan-report.json";
+  const bool tty = isatty(2);
+  const size_t total = configs.size() * static_cast<size_t>(repeat);
+  size_t done = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < repeat; ++r) {
+    for (Config& c : configs) {
+      std::string out, why;
+      double secs = 0;
+      if (log_fd >= 0) dprintf(log_fd, "=== %s, repeat %d\n", label(c).c_str(), r + 1);
+      if (!run_once(cmd, c, so, c.name == "plan" ? plan_report : "", log_fd, &out, &secs, &why)) {
+        if (tty) fputs("\n", stderr);
+        fprintf(stderr, "parwidth sweep: error: run failed: %s, repeat %d: %s (output in %s)\n",
+                label(c).c_str(), r + 1, why.c_str(), log_path.c_str());
+        return 1;
+      }
+      double value = secs;
+      if (!metric.empty()) {
+        std::smatch m;
+        if (!std::regex_search(out, m, re)) {
+          if (tty) fputs("\n", stderr);
+          fprintf(stderr, "parwidth sweep: error: run failed: %s, repeat %d: no match for --metric '%s' in its output (see %s)\n",
+                  label(c).c_str(), r + 1, metric.c_str(), log_path.c_str());
+          return 1;
+        }
+        value = strtod(m[1].str().c_str(), nullptr);
+      }
+      c.runs.push_back(value);
+      if (c.name == "plan" && c.pools == 0) {  // what the preload planned, from its report
+        std::ifstream f(plan_report);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        pw::graph::json::Value root;
+        std::string e;
+        if (pw::graph::json::parse(ss.str(), &root, &e))
+          if (const auto* p = root.get("plan")) {
+            if (const auto* pp = p->get("pools")) c.pools = static_cast<int>(pp->num);
+            if (const auto* pt = p->get("threads")) c.intra = static_cast<int>(pt->num);
+          }
+      }
+      ++done;
+      const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double eta = el / static_cast<double>(done) * static_cast<double>(total - done);
+      if (tty) {
+        const int width = 30, fill = static_cast<int>(width * done / total);
+        fprintf(stderr, "\r[%s%s] %zu/%zu  %-30s  ETA %s   ", std::string(static_cast<size_t>(fill), '#').c_str(),
+                std::string(static_cast<size_t>(width - fill), '.').c_str(), done, total,
+                label(c).c_str(), fmt_time(eta).c_str());
+      } else {
+        fprintf(stderr, "parwidth sweep: %zu/%zu %s run %d: %.6g (ETA %s)\n", done, total,
+                label(c).c_str(), r + 1, value, fmt_time(eta).c_str());
+      }
+    }
+  }
+  if (tty) fputs("\n", stderr);
+  if (log_fd >= 0) close(log_fd);
+
+  const std::string unit = metric.empty() ? "s" : "metric";
+  const Config* best = &configs[0];
+  for (size_t i = 0; i < n_grid; ++i)
+    if (summarize(configs[i].runs).median < summarize(best->runs).median) best = &configs[i];
+  const Config& plan = configs[n_grid];
+  const Config& intel = configs[n_grid + 1];
+  const Config& def = configs[n_grid + 2];
+  const double best_m = summarize(best->runs).median;
+  auto ratio = [&](const Config& c) { return best_m > 0 ? summarize(c.runs).median / best_m : 0.0; };
+
+  // CSV: one row per configuration.
+  const std::string csv_path = out_dir + "/sweep.csv";
+  {
+    std::ofstream csv(csv_path);
+    csv << "configuration,pools,intra,min,median,max,runs\n";
+    for (const Config& c : configs) {
+      const Summary s = summarize(c.runs);
+      csv << c.name << "," << c.pools << "," << c.intra << "," << s.min << "," << s.median << ","
+          << s.max << ",";
+      for (size_t k = 0; k < c.runs.size(); ++k) csv << (k ? ";" : "") << c.runs[k];
+      csv << "\n";
+    }
+  }
+  const std::string svg_path = out_dir + "/heatmap.svg";
+  {
+    std::ofstream svg(svg_path);
+    std::string title = "parwidth sweep:";
+    for (char** p = cmd; *p; ++p) title += std::string(" ") + *p;
+    std::string esc;
+    for (char ch : title) esc += ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : std::string(1, ch);
+    svg << heatmap(std::vector<Config>(configs.begin(), configs.begin() + static_cast<long>(n_grid)),
+                   pools, intra, plan, *best, metric.empty() ? "seconds (wall)" : "of --metric", esc);
+  }
+
+  if (json) {
+    pw::json::Writer w;
+    auto conf = [&](const Config& c) {
+      const Summary s = summarize(c.runs);
+      w.begin_object();
+      w.key("configuration").value(c.name);
+      w.key("pools").value(c.pools);
+      w.key("intra").value(c.intra);
+      w.key("min").value(s.min);
+      w.key("median").value(s.median);
+      w.key("max").value(s.max);
+      w.key("runs").begin_array();
+      for (double x : c.runs) w.value(x);
+      w.end_array();
+      w.end_object();
+    };
+    w.begin_object();
+    w.key("metric").value(metric.empty() ? std::string("wall seconds") : metric);
+    w.key("cores").value(cores);
+    w.key("sockets").value(sockets);
+    w.key("repeat").value(repeat);
+    w.key("plan");
+    conf(plan);
+    w.key("best");
+    conf(*best);
+    w.key("default");
+    conf(def);
+    w.key("intel");
+    conf(intel);
+    w.key("plan_over_best").value(ratio(plan));
+    w.key("default_over_best").value(ratio(def));
+    w.key("intel_over_best").value(ratio(intel));
+    w.key("grid").begin_array();
+    for (size_t i = 0; i < n_grid; ++i) conf(configs[i]);
+    w.end_array();
+    w.key("csv").value(csv_path);
+    w.key("heatmap").value(svg_path);
+    w.end_object();
+    printf("%s\n", w.str().c_str());
+    return 0;
+  }
+  printf("%-34s %10s %10s %10s\n", "configuration", "min", "median", "max");
+  for (const Config& c : configs) {
+    const Summary s = summarize(c.runs);
+    printf("%-34s %10.4g %10.4g %10.4g\n", label(c).c_str(), s.min, s.median, s.max);
+  }
+  printf("best: %s, median %.4g\n", label(*best).c_str(), best_m);
+  printf("plan median / best median: %.3f (%s)\n", ratio(plan), label(plan).c_str());
+  printf("default median / best median: %.3f (ungoverned)\n", ratio(def));
+  printf("intel median / best median: %.3f (%s)\n", ratio(intel), label(intel).c_str());
+  printf("wrote %s, %s, %s\n", csv_path.c_str(), svg_path.c_str(), log_path.c_str());
+  return 0;
+}
