@@ -1,0 +1,234 @@
+"""Integration tests: libparwidth.so preloaded into TensorFlow programs.
+
+Runs with the TensorFlow environment: .venv/tf/bin/python -m pytest tests/integration/test_tf.py
+(skipped where tensorflow is not installed, e.g. in the torch environment).
+
+Each test starts examples/train_tf.py (or a C program on TF's C API) with and
+without the preload and checks that three views agree with the report:
+- TensorFlow's own: the sizes TensorFlow logs for the pools it creates
+  (process_util.cc "Session inter op parallelism threads: N", local_device.cc
+  "LocalDevice using CPU work thread pool: ..., num_threads=N"; TF_CPP_VMODULE).
+  tf.config.threading and a Session's Python config only echo what the
+  program asked, so they are checked to be left as the program set them.
+- the OS's: the tf_Compute (inter-op) threads in /proc, and the affinity of
+  every TensorFlow pool thread (Cpus_allowed_list, dumped by the program while
+  alive) inside its pool's core set.
+- the outputs: per-step losses and a checksum of the logits equal to the run
+  without parwidth within a relative 1e-4 (thread counts change TF's
+  summation order, so bit-equality is not expected; measured differences are
+  ~1e-7 relative).
+"""
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+if importlib.util.find_spec("tensorflow") is None:
+    pytest.skip("tensorflow is not installed in this environment", allow_module_level=True)
+
+from test_core import LIB, ROOT, clean_env, cpu_list, load  # noqa: E402
+
+EXAMPLE = ROOT / "examples" / "train_tf.py"
+TF_LOGS = {"TF_CPP_MIN_LOG_LEVEL": "0", "TF_CPP_VMODULE": "local_device=1,process_util=1"}
+STEPS = "4"
+
+
+def tf_run(tmp_path, tag, args=(), preload=True, cmd=None, **env):
+    """Runs the example (or cmd); returns (program's JSON or None, report or None, stderr)."""
+    out = tmp_path / f"{tag}.json"
+    report = tmp_path / f"{tag}.report.json"
+    extra = dict(TF_LOGS)
+    for k, v in env.items():
+        extra[k if k.startswith("TF_") else "PARWIDTH_" + k] = str(v)
+    if preload:
+        extra["LD_PRELOAD"] = str(LIB)
+        extra["PARWIDTH_REPORT"] = str(report)
+    if cmd is None:
+        cmd = [sys.executable, str(EXAMPLE), "--steps", STEPS, "--json", str(out), *args]
+    p = subprocess.run([str(c) for c in cmd], env=clean_env(**extra), capture_output=True,
+                       text=True, timeout=180)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return (load(out) if out.exists() else None,
+            load(report) if preload else None, p.stderr)
+
+
+def tf_view(stderr):
+    """(inter-op, intra-op) pool sizes as TensorFlow logged them when it made them."""
+    inter = re.findall(r"Session inter op parallelism threads: (\d+)", stderr)
+    intra = re.findall(r"LocalDevice using CPU work thread pool: \S+ num_threads=(\d+)", stderr)
+    assert inter and intra, "TensorFlow did not log its pool sizes:\n" + stderr[-2000:]
+    # One global pool of each kind: the first creation sizes it.
+    return int(inter[0]), int(intra[0])
+
+
+def notes(report, setting_suffix):
+    return [f for f in report["frameworks"]
+            if f["name"] == "tensorflow" and f["setting"].endswith(setting_suffix)]
+
+
+def one_note(report, suffix):
+    found = notes(report, suffix)
+    assert len(found) == 1, report["frameworks"]
+    return found[0]
+
+
+def check_outputs_match(base, gov):
+    assert len(base["losses"]) == len(gov["losses"])
+    for a, b in zip(base["losses"], gov["losses"]):
+        assert b == pytest.approx(a, rel=1e-4)
+    assert gov["checksum"] == pytest.approx(base["checksum"], rel=1e-4)
+    assert gov["abs_checksum"] == pytest.approx(base["abs_checksum"], rel=1e-4)
+
+
+def check_pool_threads_pinned(report, prog):
+    """Every TensorFlow thread parwidth recorded runs inside its pool's core set
+    (on its one core with PIN=core), as /proc says; the main thread is not narrowed."""
+    alive = {t["tid"]: t for t in prog["threads"]}
+    pid = report["pid"]
+    assert cpu_list(alive[pid]["cpus"]) == frozenset(os.sched_getaffinity(0))
+    core_sets = report["plan"]["core_sets"]
+    tf_threads = [t for t in report["threads"] if "libtensorflow" in t["creator"]]
+    assert tf_threads, report["threads"]
+    for t in tf_threads:
+        assert t["pinned"], t
+        assert 0 <= t["pool"] < len(core_sets)
+        if t["tid"] not in alive:
+            continue  # a short-lived TF thread that ended before the dump
+        cpus = cpu_list(alive[t["tid"]]["cpus"])
+        assert cpus <= frozenset(core_sets[t["pool"]]), (t, alive[t["tid"]])
+        if t["cpu"] is not None:
+            assert cpus == {t["cpu"]}
+    # The inter-op pool's threads (TF names them tf_Compute) are among them.
+    compute = {t["tid"] for t in prog["threads"] if t["name"] == "tf_Compute"}
+    assert compute <= {t["tid"] for t in tf_threads}
+    return compute
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tf_base")
+    graph, _, graph_err = tf_run(d, "graph", preload=False)
+    eager, _, eager_err = tf_run(d, "eager", ["--eager"], preload=False)
+    return {"graph": (graph, tf_view(graph_err)), "eager": (eager, tf_view(eager_err))}
+
+
+def test_session_follows_the_plan_from_its_graph(tmp_path, baseline):
+    prog, report, err = tf_run(tmp_path, "gov")
+    plan = report["plan"]
+    # The plan came from the session's graph (forward + gradients of the CNN).
+    assert report["graph"]["source"] == "tensorflow session graph"
+    assert report["graph"]["heavy"] > 0 and report["graph"]["avg_width"] >= 1
+    inter, intra = one_note(report, "session inter_op_parallelism_threads"), one_note(
+        report, "session intra_op_parallelism_threads")
+    assert inter["applied"] and int(inter["value"]) == plan["pools"]
+    assert intra["applied"] and int(intra["value"]) == plan["threads"]
+    # TensorFlow's view: the pools it made have those sizes.
+    assert tf_view(err) == (plan["pools"], plan["threads"])
+    pools = {f["setting"]: f for f in notes(report, "Compute")}
+    assert int(pools["thread pool Compute"]["value"]) == plan["pools"]
+    # The program's own Python config is untouched (nothing appears in it).
+    assert prog["framework"]["session_config"] == {"inter_op_parallelism_threads": 0,
+                                                   "intra_op_parallelism_threads": 0}
+    assert "TF_NUM_INTEROP_THREADS" not in prog["env"]
+    # The OS's view: one tf_Compute thread per pool, each pinned in its pool.
+    compute = check_pool_threads_pinned(report, prog)
+    assert len(compute) == plan["pools"]
+    # Outputs: the same training run as without parwidth.
+    check_outputs_match(baseline["graph"][0], prog)
+
+
+def test_eager_context_plan_without_graph_and_from_model(tmp_path, baseline):
+    prog, report, err = tf_run(tmp_path, "eager", ["--eager"])
+    plan = report["plan"]
+    assert report["graph"] is None  # an eager context exists before any graph
+    inter = one_note(report, "eager context inter_op_parallelism_threads")
+    intra = one_note(report, "eager context intra_op_parallelism_threads")
+    assert inter["applied"] and intra["applied"]
+    assert tf_view(err) == (plan["pools"], plan["threads"])
+    # Nothing leaks into the program's environment or its Python-side settings.
+    assert prog["env"] == {}
+    assert prog["framework"]["tf.config.threading"] == {"inter_op_parallelism_threads": 0,
+                                                        "intra_op_parallelism_threads": 0}
+    check_pool_threads_pinned(report, prog)
+    check_outputs_match(baseline["eager"][0], prog)
+
+    # With PARWIDTH_MODEL (the same CNN's GraphDef) the context is planned from it.
+    model = tmp_path / "cnn.pb"
+    tf_run(tmp_path, "save", ["--steps", "1", "--save-graph", str(model)], preload=False)
+    prog_m, report_m, err_m = tf_run(tmp_path, "eager_model", ["--eager"], MODEL=model)
+    assert report_m["graph"]["source"].endswith(str(model))
+    assert "PARWIDTH_MODEL" in one_note(report_m, "eager context inter_op_parallelism_threads")["why"]
+    assert tf_view(err_m) == (report_m["plan"]["pools"], report_m["plan"]["threads"])
+    check_outputs_match(baseline["eager"][0], prog_m)
+
+
+@pytest.mark.parametrize("mode", ["graph", "eager"])
+def test_explicit_settings_kept_then_overridden(tmp_path, baseline, mode):
+    # 3 and 3: no plan on this machine would choose them (and not TF's default either).
+    args = ["--inter", "3", "--intra", "3"] + (["--eager"] if mode == "eager" else [])
+    what = "session" if mode == "graph" else "eager context"
+    prog, report, err = tf_run(tmp_path, "kept", args)
+    assert tf_view(err) == (3, 3)
+    for knob in ("inter", "intra"):
+        n = one_note(report, f"{what} {knob}_op_parallelism_threads")
+        assert not n["applied"] and n["value"] == "3" and "kept" in n["why"], n
+    check_outputs_match(baseline[mode][0], prog)
+
+    prog, report, err = tf_run(tmp_path, "over", args, OVERRIDE=1)
+    plan = report["plan"]
+    assert tf_view(err) == (plan["pools"], plan["threads"])
+    for knob in ("inter", "intra"):
+        n = one_note(report, f"{what} {knob}_op_parallelism_threads")
+        assert n["applied"] and "replaced" in n["why"] and "OVERRIDE" in n["why"], n
+    check_outputs_match(baseline[mode][0], prog)
+
+
+def test_tf_environment_variable_kept(tmp_path):
+    prog, report, err = tf_run(tmp_path, "env", TF_NUM_INTEROP_THREADS=3)
+    inter, intra = tf_view(err)
+    assert inter == 3
+    assert intra == report["plan"]["threads"]
+    n = one_note(report, "session inter_op_parallelism_threads")
+    assert not n["applied"] and "TF_NUM_INTEROP_THREADS" in n["why"]
+    assert one_note(report, "session intra_op_parallelism_threads")["applied"]
+
+
+def test_observe_mode_changes_nothing(tmp_path, baseline):
+    prog, report, err = tf_run(tmp_path, "observe", MODE="observe")
+    assert tf_view(err) == baseline["graph"][1]
+    for n in notes(report, "_op_parallelism_threads"):
+        assert not n["applied"] and "observe" in n["why"]
+
+
+def test_c_api_program(tmp_path):
+    """A C program on TF's C API: the session is planned from the imported graph."""
+    tf_dir = None
+    for p in sys.path:
+        cand = Path(p) / "tensorflow"
+        if (cand / "libtensorflow_cc.so.2").exists() and (cand / "include").exists():
+            tf_dir = cand
+            break
+    cc = next((c for c in ("cc", "gcc", "clang") if subprocess.run(
+        ["which", c], capture_output=True).returncode == 0), None)
+    if tf_dir is None or cc is None:
+        pytest.skip("no TensorFlow C library/headers or no C compiler")
+    exe = tmp_path / "tf_capi"
+    subprocess.run([cc, "-O1", "-o", str(exe), str(ROOT / "tests" / "programs" / "tf_capi.c"),
+                    f"-I{tf_dir / 'include'}", str(tf_dir / "libtensorflow_cc.so.2"),
+                    str(tf_dir / "libtensorflow_framework.so.2"), f"-Wl,-rpath,{tf_dir}"],
+                   check=True, capture_output=True, timeout=120)
+    model = tmp_path / "cnn.pb"
+    tf_run(tmp_path, "save", ["--steps", "1", "--save-graph", str(model)], preload=False)
+    _, report, err = tf_run(tmp_path, "capi", cmd=[exe, model])
+    assert report["graph"]["source"] == "tensorflow session graph"
+    assert tf_view(err) == (report["plan"]["pools"], report["plan"]["threads"])
+    assert one_note(report, "session inter_op_parallelism_threads")["applied"]
+    # An explicit config set through TF_SetConfig is kept.
+    _, report, err = tf_run(tmp_path, "capi_cfg", cmd=[exe, model, "3", "3"])
+    assert tf_view(err) == (3, 3)
+    assert not one_note(report, "session inter_op_parallelism_threads")["applied"]
