@@ -41,7 +41,9 @@ void usage(FILE* f) {
       "Runs CMD under every configuration of a grid of inter-op pools x intra-op threads\n"
       "(through the preload, PARWIDTH_POOLS / PARWIDTH_INTRA), under parwidth's own plan,\n"
       "under Intel's recommended settings (pools = sockets, intra = physical cores) and\n"
-      "ungoverned (the program's defaults), R times each, interleaved.\n"
+      "ungoverned (the program's defaults), R times each, interleaved. Governed runs get\n"
+      "PARWIDTH_NODE=off unless it is set: a configuration is measured as given, not\n"
+      "shared with other governed processes on the node.\n"
       "\n"
       "  --pools LIST     pools to try, e.g. 1,2,4 or 1-4 (default 1..cores)\n"
       "  --intra LIST     threads per pool to try (default 1..cores)\n"
@@ -143,6 +145,9 @@ bool run_once(char** cmd, const Config& c, const std::string& lib, const std::st
       if (c.pools > 0 && c.name != "plan") setenv("PARWIDTH_POOLS", std::to_string(c.pools).c_str(), 1);
       if (c.intra > 0 && c.name != "plan") setenv("PARWIDTH_INTRA", std::to_string(c.intra).c_str(), 1);
       if (!report.empty()) setenv("PARWIDTH_REPORT", report.c_str(), 1);
+      // Each configuration is measured as given: other governed processes on the node
+      // (the node registry) would otherwise shrink its budget and clamp its pools.
+      setenv("PARWIDTH_NODE", "off", 0);
     }
     execvp(cmd[0], cmd);
     fprintf(stderr, "parwidth sweep: cannot run '%s': %s\n", cmd[0], strerror(errno));
