@@ -223,7 +223,8 @@ void remember_session_config(const void* opts, const void* proto, size_t len) {
       return;
     }
   if (g_session_configs.size() >= kRemember) g_session_configs.erase(g_session_configs.begin());
-  g_session_configs.push_back({opts, std::string(static_cast<const char*>(proto), proto ? len : 0)});
+  g_session_configs.push_back(
+      {opts, std::string(static_cast<const char*>(proto), proto ? len : 0)});
 }
 
 std::string session_config_of(const void* opts) {
@@ -426,7 +427,8 @@ PW_HOOK(TF_Session*, TF_LoadSessionFromSavedModel,
         std::string err;
         pw::graph::Status s = pw::graph::model_load(export_dir, &g, &err);
         if (s == pw::graph::Status::kOk) s = pw::graph::stats_compute(g, &st, &err);
-        if (s == pw::graph::Status::kOk) pw::hooks::adopt_stats(st, std::string("tensorflow SavedModel ") + export_dir);
+        if (s == pw::graph::Status::kOk)
+          pw::hooks::adopt_stats(st, std::string("tensorflow SavedModel ") + export_dir);
         pw::hooks::apply_session_config(const_cast<TF_SessionOptions*>(session_options),
                                         "session", pc);
       } catch (...) {
