@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <spawn.h>
 #include <stddef.h>
+#include <unistd.h>
 
 #include <functional>
 

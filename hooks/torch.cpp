@@ -93,31 +93,41 @@ struct Blas {
 // Every loaded object that itself defines openblas_set_num_threads, whether
 // loaded globally or RTLD_LOCAL (a wheel may bundle its own OpenBLAS beside
 // the system's; Debian's libblas.so.3 is only a front for libopenblas.so.0).
+// The names are collected first and looked up after the walk: dlopen/dlsym
+// inside dl_iterate_phdr's callback take the loader's locks in the opposite
+// order to a dlopen in another thread, and the two deadlock.
 std::vector<Blas> loaded_openblas() {
-  std::vector<Blas> out;
+  struct Obj {
+    std::string path;
+    ElfW(Addr) base;
+  };
+  std::vector<Obj> objs;
   dl_iterate_phdr(
       [](struct dl_phdr_info* info, size_t, void* data) -> int {
-        auto* v = static_cast<std::vector<Blas>*>(data);
-        if (!info->dlpi_name || !info->dlpi_name[0]) return 0;
-        void* h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-        if (!h) return 0;
-        void* set = dlsym(h, "openblas_set_num_threads");
-        void* get = dlsym(h, "openblas_get_num_threads");
-        Dl_info di;
-        if (set && get && !is_self(set) && dladdr(set, &di) &&
-            reinterpret_cast<ElfW(Addr)>(di.dli_fbase) == info->dlpi_addr) {
-          const char* base = strrchr(info->dlpi_name, '/');
-          try {
-            v->push_back({base ? base + 1 : info->dlpi_name,
-                          reinterpret_cast<void (*)(int)>(set),
-                          reinterpret_cast<int (*)(void)>(get)});
-          } catch (...) {
-          }
+        auto* v = static_cast<std::vector<Obj>*>(data);
+        if (!info->dlpi_name || !strstr(info->dlpi_name, "blas")) return 0;
+        try {
+          v->push_back({info->dlpi_name, info->dlpi_addr});
+        } catch (...) {
         }
-        dlclose(h);
         return 0;
       },
-      &out);
+      &objs);
+  std::vector<Blas> out;
+  for (const Obj& o : objs) {
+    void* h = dlopen(o.path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) continue;
+    void* set = dlsym(h, "openblas_set_num_threads");
+    void* get = dlsym(h, "openblas_get_num_threads");
+    Dl_info di;
+    if (set && get && !is_self(set) && dladdr(set, &di) &&
+        reinterpret_cast<ElfW(Addr)>(di.dli_fbase) == o.base) {
+      const size_t slash = o.path.rfind('/');
+      out.push_back({slash == std::string::npos ? o.path : o.path.substr(slash + 1),
+                     reinterpret_cast<void (*)(int)>(set), reinterpret_cast<int (*)(void)>(get)});
+    }
+    dlclose(h);
+  }
   return out;
 }
 
