@@ -542,14 +542,16 @@ PW_HOOK(void, PW_TF_THREADPOOL,
         const long asked = !kind                         ? 0
                            : strcmp(kind, "inter-op") == 0 ? pw::hooks::g_asked_inter.load()
                                                            : pw::hooks::g_asked_intra.load();
-        std::string why = std::string("TensorFlow created its ") + (kind ? kind : "own") +
+        std::string why = std::string("TensorFlow created its ") + (kind ? kind : "") +
                           " pool '" + n + "' with " + std::to_string(num_threads) + " threads";
         if (asked > 0) why += " (parwidth asked " + std::to_string(asked) + ")";
+        if (pw::rt::governing() && pw::rt::pin_mode() != pw::opt::Pin::kNone)
+          why += "; its threads are dealt over the plan's " +
+                 std::to_string(pw::rt::plan().pools) + " pools and pinned";
+        // Only the two pools the settings size (tf.data and others make their own).
         if (kind)
-          why += "; its threads are spread over the plan's " +
-                 std::to_string(pw::rt::plan().pools) + " pools";
-        pw::rt::note_framework("tensorflow", std::string("thread pool ") + n,
-                               std::to_string(num_threads), kind && asked == num_threads, why);
+          pw::rt::note_framework("tensorflow", std::string("thread pool ") + n,
+                                 std::to_string(num_threads), asked == num_threads, why);
       } catch (...) {
       }
       saved_pool = pw::rt::current_pool();

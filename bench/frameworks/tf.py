@@ -41,6 +41,9 @@ def one_run(py, lib, mode, args, governed, tmp):
     if governed:
         env["LD_PRELOAD"] = str(lib)
         env["PARWIDTH_REPORT"] = str(report)
+        # One process at a time here: it owns the whole budget, whatever other
+        # governed processes on the machine do (the node registry would share it).
+        env["PARWIDTH_NODE"] = "off"
     cmd = [py, str(ROOT / "examples" / "train_tf.py"), "--steps", str(args.steps),
            "--batch", str(args.batch), "--json", str(out)] + (["--eager"] if mode == "eager" else [])
     subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=600)
