@@ -1,0 +1,511 @@
+"""Many processes per node: launchers (torchrun, mpirun), the node registry for
+processes no launcher describes, the modulefiles with real Lmod and real
+environment-modules, and zero harm to ordinary programs under the module.
+
+By design the main thread of a governed process is never narrowed (children and
+os.sched_getaffinity inherit it), and the monitor thread is not governed: "a
+process's threads" below are the threads parwidth pinned, as the report lists
+them and /proc shows them.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_core import BIN, BUILD, FULL, LIB, ROOT, clean_env, cpu_list, load  # noqa: E402
+
+TORCH_PY = ROOT / ".venv" / "torch" / "bin" / "python"
+LMOD_INIT = Path("/usr/share/lmod/lmod/init/bash")
+EM_INIT = ROOT / ".deps" / "environment-modules" / "init.bash"
+
+SPIN_C = r"""
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+static atomic_int stop;
+static void* spin(void* arg) {
+  volatile unsigned long x = 0;
+  while (!atomic_load(&stop)) for (int i = 0; i < 100000; ++i) x += i;
+  return arg;
+}
+int main(int argc, char** argv) {
+  int n = argc > 1 ? atoi(argv[1]) : 3;
+  pthread_t t[64];
+  for (int i = 0; i < n && i < 64; ++i) pthread_create(&t[i], 0, spin, 0);
+  printf("ready\n");
+  fflush(stdout);
+  char buf[16];
+  while (read(0, buf, sizeof buf) > 0) {}
+  atomic_store(&stop, 1);
+  for (int i = 0; i < n && i < 64; ++i) pthread_join(t[i], 0);
+  return 0;
+}
+"""
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def poll(cond, timeout=15.0, what="condition"):
+    """Polls cond() until it returns a truthy value (no fixed sleeps)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def task_cpus(pid):
+    """tid -> allowed CPUs of every thread of pid (missing threads skipped)."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                m = re.search(r"^Cpus_allowed_list:\s*(\S+)", f.read(), re.M)
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if m:
+            out[int(tid)] = cpu_list(m.group(1))
+    return out
+
+
+def pinned_cpus(pid):
+    """The union of the CPUs of pid's narrowed threads (main thread excluded), and how many."""
+    cpus, n = set(), 0
+    for tid, allowed in task_cpus(pid).items():
+        if tid != pid and allowed != FULL:
+            cpus |= allowed
+            n += 1
+    return frozenset(cpus), n
+
+
+@pytest.fixture(scope="module")
+def spin(tmp_path_factory):
+    d = tmp_path_factory.mktemp("spin")
+    (d / "spin.c").write_text(SPIN_C)
+    exe = d / "spin"
+    subprocess.run(["gcc", "-O1", "-pthread", "-o", str(exe), str(d / "spin.c")], check=True)
+    return exe
+
+
+def start_spin(spin, node_dir, report, n=3, **extra):
+    env = clean_env(
+        LD_PRELOAD=LIB,
+        PARWIDTH_NODE_DIR=node_dir,
+        PARWIDTH_MONITOR_MS=50,
+        PARWIDTH_REPORT=report,
+        **extra,
+    )
+    p = subprocess.Popen(
+        [str(spin), str(n)], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert p.stdout.readline().strip() == "ready"
+    return p
+
+
+def finish(p):
+    p.stdin.close()
+    assert p.wait(timeout=30) == 0
+
+
+needs_two_cpus = pytest.mark.skipif(len(FULL) < 2, reason="needs at least 2 CPUs")
+
+
+# ---------------------------------------------------------------- node registry
+
+
+@needs_two_cpus
+def test_second_process_shrinks_first_and_first_grows_back(spin, tmp_path):
+    reg = tmp_path / "reg"
+    a = start_spin(spin, reg, tmp_path / "a.json")
+    try:
+        # Alone, A takes every core.
+        poll(lambda: pinned_cpus(a.pid)[0] == FULL and pinned_cpus(a.pid)[1] == 3, what="A pinned")
+        b = start_spin(spin, reg, tmp_path / "b.json")
+        try:
+            b_cpus = poll(lambda: pinned_cpus(b.pid)[1] == 3 and pinned_cpus(b.pid)[0], what="B")
+            # A shrinks within a monitor period or so: polled, not timed.
+            a_cpus = poll(
+                lambda: (lambda c: c if c and not (c & b_cpus) else None)(pinned_cpus(a.pid)[0]),
+                what="A to leave B's cores",
+            )
+            assert a_cpus | b_cpus <= FULL
+            assert len(a_cpus) + len(b_cpus) == len(FULL)
+            assert len(os.listdir(reg)) == 2
+        finally:
+            finish(b)
+        # B left: A grows back to every core.
+        poll(lambda: pinned_cpus(a.pid)[0] == FULL, what="A to grow back")
+    finally:
+        finish(a)
+    assert os.listdir(reg) == []  # nobody leaves an entry behind
+    ra, rb = load(tmp_path / "a.json"), load(tmp_path / "b.json")
+    assert rb["budget"]["local_size"] == 2 and rb["budget"]["local_rank"] == 1
+    assert any("node registry: member 2 of 2" in n for n in rb["budget"]["notes"])
+    node_changes = [f for f in ra["frameworks"] if f["name"] == "node"]
+    assert len(node_changes) >= 2  # shrank, then grew back
+    assert "re-pinned" in node_changes[0]["why"]
+    assert set(ra["budget"]["cpus"]) == set(FULL)  # its last share: everything
+    for t in rb["threads"]:
+        assert t["cpu"] in rb["budget"]["cpus"]
+
+
+@needs_two_cpus
+def test_started_together_get_disjoint_cores(spin, tmp_path):
+    reg = tmp_path / "reg"
+    env = dict(LD_PRELOAD=LIB, PARWIDTH_NODE_DIR=reg, PARWIDTH_MONITOR_MS=50)
+    procs = [
+        subprocess.Popen(
+            [str(spin), "2"], env=clean_env(**env), stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True,
+        )
+        for _ in range(2)
+    ]
+    try:
+        for p in procs:
+            assert p.stdout.readline().strip() == "ready"
+
+        def disjoint():
+            a, b = (pinned_cpus(p.pid)[0] for p in procs)
+            return a and b and not (a & b)
+
+        poll(disjoint, what="disjoint cores")
+    finally:
+        for p in procs:
+            finish(p)
+    assert os.listdir(reg) == []
+
+
+@needs_two_cpus
+def test_killed_member_is_reclaimed(spin, tmp_path):
+    reg = tmp_path / "reg"
+    a = start_spin(spin, reg, tmp_path / "a.json")
+    try:
+        b = start_spin(spin, reg, tmp_path / "b.json")
+        poll(lambda: pinned_cpus(a.pid)[0] != FULL, what="A to shrink")
+        b.kill()  # no destructor, no cleanup: its entry stays, its lock goes
+        b.wait()
+        poll(lambda: pinned_cpus(a.pid)[0] == FULL, what="A to reclaim B's cores")
+        assert len(os.listdir(reg)) == 1
+    finally:
+        finish(a)
+
+
+def test_node_off_and_launcher_ranks_do_not_join(spin, tmp_path):
+    reg = tmp_path / "reg"
+    a = start_spin(spin, reg, tmp_path / "a.json", PARWIDTH_NODE="off")
+    b = start_spin(spin, reg, tmp_path / "b.json", LOCAL_RANK=0, LOCAL_WORLD_SIZE=1)
+    try:
+        assert not reg.exists() or os.listdir(reg) == []
+    finally:
+        finish(a)
+        finish(b)
+
+
+def test_unsafe_registry_dir_is_refused(spin, tmp_path):
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    a = start_spin(spin, link, tmp_path / "a.json")
+    finish(a)
+    assert os.listdir(real) == []
+    r = load(tmp_path / "a.json")
+    assert any("symbolic link" in w for w in r["warnings"])
+    assert r["plan"]["core_sets"]  # still governed, with its whole budget
+
+
+# ---------------------------------------------------------------- real launchers
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+DDP = r"""
+import json, os, sys
+import torch, torch.distributed as dist, torch.nn as nn
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+torch.manual_seed(0)
+model = nn.parallel.DistributedDataParallel(nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 8)))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    opt.zero_grad()
+    loss = model(torch.randn(32, 64)).pow(2).mean()
+    loss.backward()
+    opt.step()
+dist.barrier()  # both ranks alive while each looks at its threads
+tasks = {}
+for tid in os.listdir("/proc/self/task"):
+    with open(f"/proc/self/task/{tid}/status") as f:
+        for line in f:
+            if line.startswith("Cpus_allowed_list:"):
+                tasks[tid] = line.split()[1]
+json.dump({"pid": os.getpid(), "rank": rank, "loss": loss.item(), "tasks": tasks},
+          open(os.path.join(sys.argv[1], f"inspect-{rank}.json"), "w"))
+dist.barrier()
+dist.destroy_process_group()
+"""
+
+
+def rank_threads(inspect):
+    """CPUs of each narrowed thread (main thread excluded)."""
+    tasks = inspect["tasks"]
+    if isinstance(tasks, list):  # naive_engine --inspect: [{tid, comm, cpus}]
+        tasks = {t["tid"]: t["cpus"] for t in tasks}
+    return [cpu_list(c) for t, c in tasks.items()
+            if int(t) != inspect["pid"] and cpu_list(c) != FULL]
+
+
+def check_ranks(tmp_path, n=2):
+    inspects = [json.loads((tmp_path / f"inspect-{r}.json").read_text()) for r in range(n)]
+    reports = {load(p)["pid"]: load(p) for p in tmp_path.glob("r-*.json")}
+    budgets = []
+    for i in inspects:
+        rep = reports[i["pid"]]
+        budget = frozenset(rep["budget"]["cpus"])
+        budgets.append(budget)
+        pinned = rank_threads(i)
+        assert pinned, i  # the runtime's threads were pinned
+        for cpus in pinned:
+            assert cpus <= budget, (cpus, budget)
+        for t in rep["threads"]:
+            if t["cpu"] is not None:
+                assert t["cpu"] in budget
+    assert not (budgets[0] & budgets[1]), budgets
+    return inspects, reports
+
+
+@needs_two_cpus
+@pytest.mark.skipif(not TORCH_PY.exists(), reason=".venv/torch missing (scripts/bootstrap)")
+def test_torchrun_ddp_ranks_get_disjoint_cores(tmp_path):
+    script = tmp_path / "ddp.py"
+    script.write_text(DDP)
+    env = clean_env(
+        LD_PRELOAD=LIB,
+        PARWIDTH_REPORT=tmp_path / "r-%p.json",
+        PARWIDTH_NODE_DIR=tmp_path / "reg",
+        GLOO_SOCKET_IFNAME="lo",
+    )
+    p = subprocess.run(
+        [str(TORCH_PY), "-m", "torch.distributed.run", "--nproc_per_node=2",
+         "--master_addr=127.0.0.1", f"--master_port={free_port()}",
+         # Debian torch 1.13 on Python 3.11: Std.from_str("0") (the default) returns None
+         # (IntFlag iteration skips NONE) and the agent crashes; "1" is a real member.
+         "--redirects=1", "--tee=1", f"--log_dir={tmp_path}/logs", str(script), str(tmp_path)],
+        env=env, capture_output=True, text=True, timeout=240,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    inspects, reports = check_ranks(tmp_path)
+    for i in inspects:
+        rep = reports[i["pid"]]
+        assert rep["budget"]["local_size"] == 2
+        assert rep["budget"]["local_rank"] == i["rank"]
+
+
+def mpirun_cmd(tmp_path, *extra):
+    if not shutil.which("mpirun"):
+        pytest.skip("Open MPI missing (scripts/bootstrap)")
+    engine = BIN / "naive_engine"
+    inner = f'exec {engine} --workers 2 --iterations 3 --size 96 --inspect {tmp_path}/inspect-$OMPI_COMM_WORLD_RANK.json'
+    return ["mpirun", "--allow-run-as-root", "--oversubscribe", *extra, "-np", "2",
+            "-x", "LD_PRELOAD", "-x", "PARWIDTH_REPORT", "-x", "PARWIDTH_NODE_DIR",
+            "bash", "-c", inner]
+
+
+@needs_two_cpus
+@pytest.mark.parametrize("binding", ["default", "none"])
+def test_mpirun_ranks_get_disjoint_cores(tmp_path, binding):
+    """Open MPI binds 2 ranks to a core each by default (they then keep their core:
+    the node registry finds nothing to divide); with --bind-to none the local rank
+    and size divide the node."""
+    extra = ["--bind-to", "none"] if binding == "none" else []
+    env = clean_env(
+        LD_PRELOAD=LIB,
+        PARWIDTH_REPORT=tmp_path / "r-%p.json",
+        PARWIDTH_NODE_DIR=tmp_path / "reg",
+        OMPI_MCA_btl="self,vader",
+        OMPI_MCA_btl_tcp_if_include="lo",
+        OMPI_MCA_oob_tcp_if_include="lo",
+    )
+    p = subprocess.run(mpirun_cmd(tmp_path, *extra), env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    inspects, reports = check_ranks(tmp_path)
+    for i in inspects:
+        rep = reports[i["pid"]]
+        if binding == "none":
+            assert rep["budget"]["local_size"] == 2
+        assert all(t == 1 for t in i["teams"])  # one core each: OpenMP teams of one
+
+
+# ---------------------------------------------------------------- modulefiles
+
+
+@pytest.fixture(scope="module")
+def prefix(tmp_path_factory):
+    d = tmp_path_factory.mktemp("prefix")
+    subprocess.run(["cmake", "--install", str(BUILD), "--prefix", str(d)], check=True,
+                   capture_output=True)
+    assert (d / "lib" / "libparwidth.so").exists()
+    assert (d / "bin" / "parwidth").exists()
+    return d
+
+
+TOOLS = {"lmod": LMOD_INIT, "environment-modules": EM_INIT}
+
+
+def module_env(tool, prefix, *after):
+    """The environment after `module use; module load parwidth` with the real tool."""
+    init = TOOLS[tool]
+    if not init.exists():
+        pytest.skip(f"{init} missing (scripts/bootstrap)")
+    script = (f"source {init} >/dev/null 2>&1; module use {prefix}/share/modulefiles && "
+              f"module load parwidth && {' '.join(after) or 'true'} && env -0")
+    env = clean_env()
+    env.pop("MODULEPATH", None)
+    env.pop("LOADEDMODULES", None)
+    p = subprocess.run(["bash", "-c", script], env=env, capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr.decode()[-2000:]
+    out = {}
+    for item in p.stdout.split(b"\0"):
+        k, sep, v = item.decode().partition("=")
+        if sep:
+            out[k] = v
+    return out
+
+
+@pytest.mark.parametrize("tool", list(TOOLS))
+def test_module_load_sets_preload_and_defaults(tool, prefix):
+    env = module_env(tool, prefix)
+    assert env["LD_PRELOAD"].split(":")[0] == str(prefix / "lib" / "libparwidth.so")
+    assert env["PARWIDTH_ROOT"] == str(prefix)
+    assert env["PARWIDTH_MODE"] == "govern"
+    assert env["PARWIDTH_NODE"] == "on"
+    assert env["PATH"].split(":")[0] == str(prefix / "bin")
+    help_text = subprocess.run(
+        ["bash", "-c", f"source {TOOLS[tool]} >/dev/null 2>&1; module use {prefix}/share/modulefiles;"
+                       " module help parwidth 2>&1"],
+        env=clean_env(), capture_output=True, text=True, timeout=60).stdout
+    assert "PARWIDTH_INCLUDE" in help_text and "PARWIDTH_EXCLUDE" in help_text
+
+
+@pytest.mark.parametrize("tool", list(TOOLS))
+def test_module_exclude_leaves_program_alone(tool, prefix, tmp_path):
+    env = module_env(tool, prefix)
+    engine = BIN / "naive_engine"
+    runs = {}
+    for name, extra in [("bare", None), ("governed", {}),
+                        ("excluded", {"PARWIDTH_EXCLUDE": "ls:naive_engine"})]:
+        e = clean_env() if extra is None else {**env, **extra}
+        e = {k: str(v) for k, v in e.items()}
+        e["PARWIDTH_REPORT"] = str(tmp_path / f"{name}.json")
+        e["PARWIDTH_NODE_DIR"] = str(tmp_path / "reg")
+        inspect = tmp_path / f"{name}-inspect.json"
+        p = subprocess.run([str(engine), "--workers", "2", "--iterations", "2", "--size", "64",
+                            "--inspect", str(inspect)], env=e, capture_output=True, text=True,
+                           timeout=60)
+        assert p.returncode == 0, p.stderr
+        runs[name] = json.loads(inspect.read_text())
+    assert (tmp_path / "governed.json").exists()
+    assert rank_threads(runs["governed"])
+    assert not (tmp_path / "excluded.json").exists()  # no report
+    assert rank_threads(runs["excluded"]) == []  # no pinning
+    # no monitor thread: as many threads as without the module
+    assert len(runs["excluded"]["tasks"]) == len(runs["bare"]["tasks"])
+    assert len(runs["governed"]["tasks"]) > len(runs["bare"]["tasks"])
+
+
+# ---------------------------------------------------------------- zero harm
+
+MAKEFILE = "all:\n\t@echo building\n\t@printf '%s\\n' $(sort c b a)\n"
+HELLO = '#include <iostream>\n#include <thread>\nint main(){int s=0;std::thread t([&]{for(int i=0;i<1000;++i)s+=i;});t.join();std::cout<<"sum "<<s<<"\\n";}\n'
+SCRIPT = "#!/bin/sh\nfor i in 1 2 3; do echo line $i; done\nexit 4\n"
+PYTHREADS = ("import threading\nr=[0]*4\ndef f(i): r[i]=sum(range(i*100000))\n"
+             "ts=[threading.Thread(target=f,args=(i,)) for i in range(4)]\n"
+             "[t.start() for t in ts]; [t.join() for t in ts]; print(r)")
+
+ZERO_HARM = [
+    "true", "false", "echo hello world", "printf '%s-%d\\n' a 1 b 2", "sh ./script.sh",
+    "bash -c 'for i in $(seq 5); do echo $((i*i)); done'", "ls", "ls /nonexistent",
+    "cat data.txt | head -3", "cat missing.txt", "wc -l big.txt", "sort big.txt | md5sum",
+    "sort --parallel=2 -S 1M big.txt | sha256sum", "sort -n -r nums.txt | head -5",
+    "uniq -c data.txt", "tail -2 data.txt", "cut -d, -f2 data.txt", "tr a-z A-Z < data.txt",
+    "sed -e 's/a/X/g' data.txt", "awk -F, '{s+=$3} END {print s}' data.txt", "grep -c b data.txt",
+    "find . -name '*.txt' | sort", "tar cf - data.txt nums.txt | tar tvf - | awk '{print $3, $6}'",
+    "gzip -c big.txt | gunzip -c | md5sum", "xz -T2 -c nums.txt | xz -d | md5sum",
+    "seq 100000 | paste -sd+ | bc", "/usr/bin/python3 -c 'print(sum(range(10**6)))'",
+    f"/usr/bin/python3 -c '{PYTHREADS}'", "/usr/bin/python3 -c 'import os; print(len(os.sched_getaffinity(0)))'",
+    "/usr/bin/python3 -c \"raise SystemExit('boom')\"", "perl -e 'print join(\",\", map {$_*2} 1..5), \"\\n\"'",
+    "perl -e 'die \"perl died\\n\"'", "make -s -f Makefile", "g++ -O1 -pthread hello.cpp -o hello && ./hello",
+    "gcc -c -x c - -o /dev/null <<< 'int f(void){return 1;}' && echo compiled",
+    "git init -q repo && git -C repo add -A . 2>&1; cp data.txt repo/ && git -C repo add data.txt && "
+    "git -C repo -c user.name=t -c user.email=t@x commit -q -m m && git -C repo log --format=%H%n%s",
+    "nproc", "printenv HOME", "env -i PATH=/usr/bin sh -c 'echo $PATH'", "stat -c '%s %n' data.txt",
+    "date -u -d @0 +%F", "base64 data.txt | head -2", "od -An -tx1 -N8 data.txt",
+    "seq 20 | xargs -P2 -n5 echo | sort", "sh -c 'exit 3'", "timeout 5 sleep 0.01; echo $?",
+    "md5sum data.txt nums.txt", "du -s --apparent-size --block-size=1 big.txt",
+]
+
+
+def prepare_zero_harm(d):
+    d.mkdir()
+    (d / "data.txt").write_text("".join(f"a{i},b{i % 7},{i}\n" for i in range(200)))
+    (d / "nums.txt").write_text("".join(f"{(i * 7919) % 10007}\n" for i in range(5000)))
+    (d / "big.txt").write_text("".join(f"{(i * 2654435761) % 1000003:07d} x\n" for i in range(300000)))
+    (d / "Makefile").write_text(MAKEFILE)
+    (d / "hello.cpp").write_text(HELLO)
+    (d / "script.sh").write_text(SCRIPT)
+
+
+def test_zero_harm_under_the_module(prefix, tmp_path):
+    """Each command runs twice in fresh copies of one directory, without and with the
+    module's environment (loaded by Lmod). Normalized: the copy's path (it differs by
+    construction). stdout, stderr and exit codes must be identical."""
+    assert len(ZERO_HARM) >= 30
+    mod = module_env("lmod", prefix)
+    assert "libparwidth.so" in mod["LD_PRELOAD"]
+    base = tmp_path / "tpl"
+    prepare_zero_harm(base)
+    git_dates = dict(GIT_AUTHOR_DATE="2000-01-01T00:00:00Z", GIT_COMMITTER_DATE="2000-01-01T00:00:00Z",
+                     HOME=str(tmp_path), GIT_CONFIG_NOSYSTEM="1", LC_ALL="C")
+    plain_env = clean_env(**git_dates)
+    mod_env = {**plain_env, **{k: v for k, v in mod.items() if k.startswith("PARWIDTH_") or k in ("LD_PRELOAD",)},
+               "PARWIDTH_NODE_DIR": str(tmp_path / "reg")}
+    diffs = []
+    for i, cmd in enumerate(ZERO_HARM):
+        results = []
+        for label, env in (("plain", plain_env), ("module", mod_env)):
+            work = tmp_path / f"w{i}-{label}"
+            shutil.copytree(base, work)
+            p = subprocess.run(["bash", "-c", cmd], cwd=work, env=env, capture_output=True,
+                               text=True, timeout=120)
+            norm = lambda s: s.replace(str(work), "<DIR>")  # noqa: E731
+            results.append((p.returncode, norm(p.stdout), norm(p.stderr)))
+        if results[0] != results[1]:
+            diffs.append((cmd, results))
+    assert not diffs, diffs
+    assert not (tmp_path / "reg").exists() or os.listdir(tmp_path / "reg") == []
