@@ -316,7 +316,7 @@ def test_torchrun_ddp_ranks_get_disjoint_cores(tmp_path):
          # Debian torch 1.13 on Python 3.11: Std.from_str("0") (the default) returns None
          # (IntFlag iteration skips NONE) and the agent crashes; "1" is a real member.
          "--redirects=1", "--tee=1", f"--log_dir={tmp_path}/logs", str(script), str(tmp_path)],
-        env=env, capture_output=True, text=True, timeout=240,
+        env=env, capture_output=True, text=True, timeout=120,
     )
     assert p.returncode == 0, p.stderr[-3000:]
     inspects, reports = check_ranks(tmp_path)
