@@ -6,6 +6,8 @@
 #include <link.h>
 
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "hooks/slots.h"
 
@@ -70,26 +72,30 @@ void* lookup_from(const char* name, const struct link_map* map) {
     }
   }
   if (p) return p;
-  struct Walk {
-    const char* name;
-    void* found;
-  } w{name, nullptr};
-  dl_iterate_phdr(
-      [](struct dl_phdr_info* info, size_t, void* data) -> int {
-        auto* wk = static_cast<Walk*>(data);
-        if (!info->dlpi_name || !info->dlpi_name[0]) return 0;
-        void* h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-        if (!h) return 0;
-        void* q = dlsym(h, wk->name);
-        dlclose(h);
-        if (q && !is_self(q)) {
-          wk->found = q;
-          return 1;
-        }
-        return 0;
-      },
-      &w);
-  return w.found;
+  // Collect the loaded objects' names first and look them up after the walk:
+  // dlopen inside a dl_iterate_phdr callback takes the loader's locks in the
+  // opposite order to a thread that is inside dlopen and walks the objects
+  // (unwinding through a constructor, say), and the two deadlock.
+  std::vector<std::string> names;
+  try {
+    dl_iterate_phdr(
+        [](struct dl_phdr_info* info, size_t, void* data) -> int {
+          if (info->dlpi_name && info->dlpi_name[0])
+            static_cast<std::vector<std::string>*>(data)->emplace_back(info->dlpi_name);
+          return 0;
+        },
+        &names);
+  } catch (...) {
+    return nullptr;
+  }
+  for (const std::string& n : names) {
+    void* h = dlopen(n.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) continue;
+    void* q = dlsym(h, name);
+    dlclose(h);
+    if (q && !is_self(q)) return q;
+  }
+  return nullptr;
 }
 
 }  // namespace
