@@ -77,17 +77,18 @@ void* lookup_from(const char* name, const struct link_map* map) {
   // opposite order to a thread that is inside dlopen and walks the objects
   // (unwinding through a constructor, say), and the two deadlock.
   std::vector<std::string> names;
-  try {
-    dl_iterate_phdr(
-        [](struct dl_phdr_info* info, size_t, void* data) -> int {
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* data) -> int {
+        // Nothing may unwind through the loader's frame (it holds a lock).
+        try {
           if (info->dlpi_name && info->dlpi_name[0])
             static_cast<std::vector<std::string>*>(data)->emplace_back(info->dlpi_name);
           return 0;
-        },
-        &names);
-  } catch (...) {
-    return nullptr;
-  }
+        } catch (...) {
+          return 1;
+        }
+      },
+      &names);
   for (const std::string& n : names) {
     void* h = dlopen(n.c_str(), RTLD_LAZY | RTLD_NOLOAD);
     if (!h) continue;
