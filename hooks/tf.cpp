@@ -138,13 +138,19 @@ long env_threads(const char* name) {
 // TensorFlow followed (0 = we asked nothing).
 std::atomic<long> g_asked_inter{0}, g_asked_intra{0};
 std::mutex g_note_mu;
-std::string g_graph_note;  // how the plan was chosen, for the notes' "why"
+// How the plan was chosen, for the notes' "why". Heap objects, never
+// destroyed: hooks may run while the process exits, and a global with a
+// destructor would also cost every process a static initialiser.
+std::string& graph_note() {
+  static std::string* s = new std::string();
+  return *s;
+}
 
 std::string plan_reason() {
   std::string why = "plan: ";
   {
     std::lock_guard<std::mutex> lock(g_note_mu);
-    if (!g_graph_note.empty()) return why + g_graph_note;
+    if (!graph_note().empty()) return why + graph_note();
   }
   if (!rt::options().model.empty()) return why + "graph from PARWIDTH_MODEL";
   return why + "no graph known yet (PARWIDTH_MODEL not set)";
@@ -211,48 +217,56 @@ struct Remembered {
   const void* opts;
   std::string config;
 };
-std::vector<Remembered> g_session_configs;  // TF_SessionOptions -> last TF_SetConfig bytes
-std::vector<const void*> g_ctx_configured;  // TFE_ContextOptions already given our fields
+// TF_SessionOptions -> last TF_SetConfig bytes
+std::vector<Remembered>& session_configs() {
+  static auto* v = new std::vector<Remembered>();
+  return *v;
+}
+// TFE_ContextOptions already given our fields
+std::vector<const void*>& ctx_configured() {
+  static auto* v = new std::vector<const void*>();
+  return *v;
+}
 constexpr size_t kRemember = 64;           // options objects alive at once, in practice a few
 
 void remember_session_config(const void* opts, const void* proto, size_t len) {
   std::lock_guard<std::mutex> lock(g_mu);
-  for (Remembered& r : g_session_configs)
+  for (Remembered& r : session_configs())
     if (r.opts == opts) {
       r.config.assign(static_cast<const char*>(proto), proto ? len : 0);
       return;
     }
-  if (g_session_configs.size() >= kRemember) g_session_configs.erase(g_session_configs.begin());
-  g_session_configs.push_back(
+  if (session_configs().size() >= kRemember) session_configs().erase(session_configs().begin());
+  session_configs().push_back(
       {opts, std::string(static_cast<const char*>(proto), proto ? len : 0)});
 }
 
 std::string session_config_of(const void* opts) {
   std::lock_guard<std::mutex> lock(g_mu);
-  for (const Remembered& r : g_session_configs)
+  for (const Remembered& r : session_configs())
     if (r.opts == opts) return r.config;
   return std::string();
 }
 
 void forget_options(const void* opts) {
   std::lock_guard<std::mutex> lock(g_mu);
-  for (size_t i = 0; i < g_session_configs.size(); ++i)
-    if (g_session_configs[i].opts == opts) {
-      g_session_configs.erase(g_session_configs.begin() + static_cast<long>(i));
+  for (size_t i = 0; i < session_configs().size(); ++i)
+    if (session_configs()[i].opts == opts) {
+      session_configs().erase(session_configs().begin() + static_cast<long>(i));
       break;
     }
-  for (size_t i = 0; i < g_ctx_configured.size(); ++i)
-    if (g_ctx_configured[i] == opts) {
-      g_ctx_configured.erase(g_ctx_configured.begin() + static_cast<long>(i));
+  for (size_t i = 0; i < ctx_configured().size(); ++i)
+    if (ctx_configured()[i] == opts) {
+      ctx_configured().erase(ctx_configured().begin() + static_cast<long>(i));
       break;
     }
 }
 
 bool take_ctx_configured(const void* opts) {
   std::lock_guard<std::mutex> lock(g_mu);
-  for (size_t i = 0; i < g_ctx_configured.size(); ++i)
-    if (g_ctx_configured[i] == opts) {
-      g_ctx_configured.erase(g_ctx_configured.begin() + static_cast<long>(i));
+  for (size_t i = 0; i < ctx_configured().size(); ++i)
+    if (ctx_configured()[i] == opts) {
+      ctx_configured().erase(ctx_configured().begin() + static_cast<long>(i));
       return true;
     }
   return false;
@@ -260,10 +274,10 @@ bool take_ctx_configured(const void* opts) {
 
 void mark_ctx_configured(const void* opts) {
   std::lock_guard<std::mutex> lock(g_mu);
-  for (const void* o : g_ctx_configured)
+  for (const void* o : ctx_configured())
     if (o == opts) return;
-  if (g_ctx_configured.size() >= kRemember) g_ctx_configured.erase(g_ctx_configured.begin());
-  g_ctx_configured.push_back(opts);
+  if (ctx_configured().size() >= kRemember) ctx_configured().erase(ctx_configured().begin());
+  ctx_configured().push_back(opts);
 }
 
 // --- the session's graph -----------------------------------------------------
@@ -284,7 +298,7 @@ void adopt_stats(const graph::Stats& st, const std::string& source) {
                   st.weighted_parallelism);
   const gov::Plan& p = rt::plan();
   std::lock_guard<std::mutex> lock(g_note_mu);
-  g_graph_note = source + " H=" + std::to_string(st.heavy) + " L=" + std::to_string(st.layers) +
+  graph_note() = source + " H=" + std::to_string(st.heavy) + " L=" + std::to_string(st.layers) +
                  " W=" + std::to_string(st.avg_width) + " -> " + std::to_string(p.pools) +
                  " pools x " + std::to_string(p.threads) + " threads";
 }
