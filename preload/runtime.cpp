@@ -247,8 +247,11 @@ void activate() {
   r.have_machine = true;
   r.full_budget = r.planned.budget;
   r.node_cpus.clear();
+  // A forked child (a DataLoader worker, a multiprocessing fork) is part of its
+  // parent's job: it plans inside the parent's share and does not join the
+  // registry, where it would shrink its own parent.
   if (r.opt.node && r.opt.mode == opt::Mode::kGovern && r.opt.topology.empty() &&
-      r.planned.node_registry)
+      r.planned.node_registry && !r.forked_child)
     node_join(r);
   gov::PinMode pin = r.opt.pin == opt::Pin::kNone   ? gov::PinMode::kNone
                      : r.opt.pin == opt::Pin::kPool ? gov::PinMode::kPool
@@ -459,8 +462,10 @@ void on_fork_child() {
   r.mu.unlock();
   r.forked_child = true;
   monitor::monitor_after_fork();
-  // The registry entry is the parent's; the child joins on its own if it activates.
+  // The registry entry is the parent's; the child plans inside the parent's
+  // share of the node (if it had one) and never joins on its own.
   r.node.forget_after_fork();
+  if (r.node_member && !r.node_cpus.empty()) r.opt.cpus = topo::cpulist_format(r.node_cpus);
   r.node_member = false;
   r.node_cpus.clear();
   r.omp_capping = false;

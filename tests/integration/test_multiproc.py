@@ -211,6 +211,48 @@ def test_killed_member_is_reclaimed(spin, tmp_path):
         finish(a)
 
 
+FORKING_PARENT = r"""
+import os, sys, threading, time
+def busy(seconds):
+    end = time.time() + seconds
+    while time.time() < end:
+        pass
+threading.Thread(target=busy, args=(0.05,)).start()   # the parent activates and joins
+time.sleep(0.1)
+pid = os.fork()
+if pid == 0:                                          # a DataLoader-style worker
+    t = threading.Thread(target=busy, args=(0.6,))
+    t.start(); t.join()
+    os._exit(0)
+time.sleep(0.8)                                       # several monitor periods
+os.waitpid(pid, 0)
+print(sorted(os.sched_getaffinity(0)))
+"""
+
+
+def test_forked_child_plans_inside_its_parent_and_does_not_shrink_it(tmp_path):
+    # A forked worker is part of its parent's job: it must not join the node
+    # registry as a competitor and halve its own parent's cores.
+    script = tmp_path / "parent.py"
+    script.write_text(FORKING_PARENT)
+    env = clean_env(LD_PRELOAD=LIB, PARWIDTH_NODE_DIR=tmp_path / "reg",
+                    PARWIDTH_MONITOR_MS=20, PARWIDTH_REPORT=tmp_path / "r-%p.json")
+    proc = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    reports = {r["pid"]: r for r in map(load, tmp_path.glob("r-*.json"))}
+    parent = reports.pop(proc.pid)
+    assert len(reports) == 1, "one report from the forked child"
+    child = next(iter(reports.values()))
+    # The parent kept every core while its child ran, and never re-divided.
+    assert parent["budget"]["cpus"] == sorted(FULL)
+    assert not [f for f in parent["frameworks"] if f["name"] == "node"], parent["frameworks"]
+    # The child planned inside its parent's share and was governed.
+    assert set(child["budget"]["cpus"]) <= set(parent["budget"]["cpus"])
+    assert child["governed"] and child["threads"]
+
+
 def test_node_off_and_launcher_ranks_do_not_join(spin, tmp_path):
     reg = tmp_path / "reg"
     a = start_spin(spin, reg, tmp_path / "a.json", PARWIDTH_NODE="off")
