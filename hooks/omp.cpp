@@ -63,7 +63,9 @@ PW_HOOK(void, omp_set_num_threads, (int n)) {
   auto real = PW_REAL(omp_set_num_threads);
   if (!real) return;
   if (pw::rt::selected() && pw::rt::ensure_active()) {
-    pw::hooks::t_user_set = true;
+    bool user = true;
+    pw::hooks::framework_sets_omp_threads(__builtin_return_address(0), &user);
+    pw::hooks::t_user_set = user;
     // With PARWIDTH_OVERRIDE=1 the plan's cap wins over the program's own call.
     const int cap = pw::rt::omp_cap();
     if (cap > 0 && n > cap && pw::rt::options().override_user) n = cap;

@@ -14,4 +14,13 @@ void omp_before_region(const void* caller_pc);
 // change) and parwidth's pinning stands.
 void omp_on_activate();
 
+// A framework that parwidth governs through its own API (PyTorch's
+// at::set_num_threads) also calls omp_set_num_threads, to pass its value on
+// to each thread. Such a call is the user's explicit choice only if the user
+// set the framework's count; otherwise it is the framework applying our plan
+// or its default, and later cap changes (the monitor, the node's other
+// processes) must still reach that thread. Returns false if the caller is
+// not such a framework.
+bool framework_sets_omp_threads(const void* caller_pc, bool* user_explicit);
+
 }  // namespace pw::hooks

@@ -356,6 +356,17 @@ void before_launch(const void* caller_pc) {
 }
 
 }  // namespace
+
+bool framework_sets_omp_threads(const void* caller_pc, bool* user_explicit) {
+  void* set = real_for_caller(&PW_REAL_SLOT(_ZN2at15set_num_threadsEi), caller_pc);
+  if (!set || !same_object(caller_pc, set)) return false;
+  // torch passing its count on: the user's only if the user set torch's count
+  // (and it is kept), or in a forked worker, where torch's 1 thread is kept.
+  *user_explicit = (g_torch.user_threads.load() > 0 && !rt::options().override_user) ||
+                   forked_child();
+  return true;
+}
+
 }  // namespace pw::hooks
 
 PW_HOOK(void, _ZN2at16init_num_threadsEv, (void)) {

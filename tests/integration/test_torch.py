@@ -21,6 +21,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -240,3 +241,62 @@ def test_hooked_torch_symbols_are_libtorch_cpus():
     assert ours == {"_ZN2at15set_num_threadsEi", "_ZN2at23set_num_interop_threadsEi",
                     "_ZN2at16init_num_threadsEv", "_ZN2at6launchESt8functionIFvvEE"}
     assert ours <= defined(path)
+
+
+# ---------------------------------------------------------------- plan changes reach torch
+
+TORCH_LOOP = r"""
+import sys, time, torch
+a = torch.randn(256, 256)
+sys.stdout.write("ready\n"); sys.stdout.flush()
+for line in sys.stdin:                       # one query per line from the test
+    for _ in range(3):
+        a @ a                                # parallel regions: the cap is applied at their entry
+    sys.stdout.write("%d\n" % torch.get_num_threads()); sys.stdout.flush()
+"""
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs at least 2 CPUs")
+def test_torch_threads_follow_the_node_share(tmp_path):
+    # Torch's own omp_set_num_threads calls are torch applying the plan, not
+    # the user: when another governed process arrives and the share shrinks,
+    # torch's thread count follows; when it leaves, it grows back.
+    from test_multiproc import SPIN_C, finish, start_spin
+
+    spin = tmp_path / "spin"
+    (tmp_path / "spin.c").write_text(SPIN_C)
+    subprocess.run(["gcc", "-O1", "-pthread", "-o", str(spin), str(tmp_path / "spin.c")],
+                   check=True)
+    reg = tmp_path / "reg"
+    env = clean_env(LD_PRELOAD=LIB, PARWIDTH_NODE_DIR=reg, PARWIDTH_MONITOR_MS=50)
+    script = tmp_path / "loop.py"
+    script.write_text(TORCH_LOOP)
+    t = subprocess.Popen([sys.executable, str(script)], env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        assert t.stdout.readline().strip() == "ready"
+
+        def threads_now():
+            t.stdin.write("?\n")
+            t.stdin.flush()
+            return int(t.stdout.readline())
+
+        def wait_for(n):
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                if threads_now() == n:
+                    return True
+                time.sleep(0.05)
+            return False
+
+        full = len(os.sched_getaffinity(0))
+        assert wait_for(full), "alone, torch uses every core"
+        other = start_spin(spin, reg, tmp_path / "b.json", n=2)
+        try:
+            assert wait_for(full // 2), "torch follows the smaller share"
+        finally:
+            finish(other)
+        assert wait_for(full), "and grows back when the other process leaves"
+    finally:
+        t.stdin.close()
+        t.wait(timeout=30)
