@@ -89,7 +89,8 @@ def main():
     ap.add_argument("--interop", type=int, help="call torch.set_num_interop_threads(N) first")
     ap.add_argument("--loader", type=int, default=0, help="DataLoader workers (forked)")
     ap.add_argument("--fork", action="store_true", help="a TorchScript fork/wait step first")
-    ap.add_argument("--json", help="write torch's view, threads and checksums here")
+    ap.add_argument("--json", help="write torch's view, threads and checksums here "
+                    "(%%p = pid: several instances started by one launcher)")
     a = ap.parse_args()
 
     if a.threads:
@@ -163,7 +164,7 @@ def main():
           f", OpenBLAS {view['openblas_threads']}; process threads {len(threads_alive)}")
     print(f"checksum {sums[-1]:.6e}" + (f" loss {losses[-1]:.6f}" if losses else ""))
     if a.json:
-        with open(a.json, "w") as f:
+        with open(a.json.replace("%p", str(os.getpid())), "w") as f:
             json.dump(view, f)
     return 0
 
