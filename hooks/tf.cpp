@@ -200,6 +200,15 @@ std::string config_extra(const char* what, const UserConfig& user) {
                          "observe mode: nothing changed (" + plan_reason() + ")");
       continue;
     }
+    // Without a graph there is no evidence about inter-op parallelism: a
+    // 1-pool plan would serialise a tf.function's parallel branches (measured
+    // 0.8x in eager mode), so TensorFlow's own inter-op default stays.
+    if (k.field == kInterField && mine.empty() && !rt::graph_known() && rt::options().pools == 0) {
+      rt::note_framework(who, setting, "TensorFlow's default", false,
+                         "no model graph known: TensorFlow's inter-op default kept "
+                         "(PARWIDTH_MODEL or PARWIDTH_POOLS plans it)");
+      continue;
+    }
     append_field(&extra, k.field, static_cast<uint64_t>(k.want));
     k.asked->store(k.want);
     rt::note_framework(who, setting, std::to_string(k.want), true,

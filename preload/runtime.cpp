@@ -348,6 +348,12 @@ void set_omp_cap(int cap) {
 
 const gov::Plan& plan() { return g->registry.plan(); }
 
+bool graph_known() {
+  if (!g || g->state.load(std::memory_order_acquire) != kActive) return false;
+  std::lock_guard<std::mutex> lock(g->mu);
+  return g->planned.graph.known;
+}
+
 bool adopt_graph(const std::string& source, long heavy, long layers, long avg_width,
                  long max_level_width, double weighted_parallelism) {
   if (!g || g->state.load(std::memory_order_acquire) != kActive) return false;

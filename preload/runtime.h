@@ -42,6 +42,9 @@ void set_omp_cap(int cap);
 // The plan in force (an empty plan before activation).
 const gov::Plan& plan();
 
+// Whether the plan in force came from a model graph.
+bool graph_known();
+
 // A framework handed us its graph (a session, PARWIDTH_MODEL read late):
 // plan again with its width. Threads created from now on follow the new plan.
 // Returns false (and changes nothing) when not active.
