@@ -14,7 +14,9 @@
 
 namespace {
 
-const char* env_get(const char* n) { return getenv(n); }
+const char* env_get(const char* n) {
+  return getenv(n);
+}
 
 // Options from the environment, then the command line on top.
 struct Common {

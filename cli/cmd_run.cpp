@@ -54,7 +54,8 @@ std::string find_library(const std::string& given) {
   if (!given.empty()) return given;
   if (const char* e = getenv("PARWIDTH_LIB")) return e;
   const std::string dir = self_dir();
-  for (const char* rel : {"/../lib/libparwidth.so", "/libparwidth.so", "/../lib64/libparwidth.so"}) {
+  for (const char* rel :
+       {"/../lib/libparwidth.so", "/libparwidth.so", "/../lib64/libparwidth.so"}) {
     std::string p = dir + rel;
     char real[PATH_MAX];
     if (access(p.c_str(), R_OK) == 0 && realpath(p.c_str(), real)) return real;
@@ -73,10 +74,10 @@ int pw_cmd_run(int argc, char** argv) {
     const char* flag;
     const char* var;
   };
-  static const Map kMap[] = {{"--pools", "PARWIDTH_POOLS"},   {"--intra", "PARWIDTH_INTRA"},
-                             {"--model", "PARWIDTH_MODEL"},   {"--report", "PARWIDTH_REPORT"},
-                             {"--mode", "PARWIDTH_MODE"},     {"--cpus", "PARWIDTH_CPUS"},
-                             {"--pin", "PARWIDTH_PIN"},       {"--verbose", "PARWIDTH_VERBOSE"}};
+  static const Map kMap[] = {{"--pools", "PARWIDTH_POOLS"}, {"--intra", "PARWIDTH_INTRA"},
+                             {"--model", "PARWIDTH_MODEL"}, {"--report", "PARWIDTH_REPORT"},
+                             {"--mode", "PARWIDTH_MODE"},   {"--cpus", "PARWIDTH_CPUS"},
+                             {"--pin", "PARWIDTH_PIN"},     {"--verbose", "PARWIDTH_VERBOSE"}};
   while (!a.done()) {
     if (a.flag("--")) break;
     if (a.flag("-h") || a.flag("--help")) {
@@ -115,8 +116,7 @@ int pw_cmd_run(int argc, char** argv) {
   // Reject values the preload would only warn about: here a person is typing.
   for (const auto& [var, val] : sets) {
     std::vector<std::string> warns;
-    pw::opt::options_parse(
-        [&](const char* n) { return var == n ? val.c_str() : nullptr; }, &warns);
+    pw::opt::options_parse([&](const char* n) { return var == n ? val.c_str() : nullptr; }, &warns);
     if (!warns.empty()) {
       fprintf(stderr, "parwidth run: error: %s\n", warns[0].c_str());
       return 2;

@@ -63,7 +63,7 @@ void usage(FILE* f) {
 }
 
 struct Config {
-  std::string name;  // "grid", "plan", "intel", "default"
+  std::string name;          // "grid", "plan", "intel", "default"
   int pools = 0, intra = 0;  // 0 for plan/default until known
   std::vector<double> runs;
 };
@@ -142,8 +142,10 @@ bool run_once(char** cmd, const Config& c, const std::string& lib, const std::st
       std::string pre = lib;
       if (const char* old = getenv("LD_PRELOAD"); old && *old) pre += std::string(":") + old;
       setenv("LD_PRELOAD", pre.c_str(), 1);
-      if (c.pools > 0 && c.name != "plan") setenv("PARWIDTH_POOLS", std::to_string(c.pools).c_str(), 1);
-      if (c.intra > 0 && c.name != "plan") setenv("PARWIDTH_INTRA", std::to_string(c.intra).c_str(), 1);
+      if (c.pools > 0 && c.name != "plan")
+        setenv("PARWIDTH_POOLS", std::to_string(c.pools).c_str(), 1);
+      if (c.intra > 0 && c.name != "plan")
+        setenv("PARWIDTH_INTRA", std::to_string(c.intra).c_str(), 1);
       if (!report.empty()) setenv("PARWIDTH_REPORT", report.c_str(), 1);
       // Each configuration is measured as given: other governed processes on the node
       // (the node registry) would otherwise shrink its budget and clamp its pools.
@@ -174,17 +176,23 @@ bool run_once(char** cmd, const Config& c, const std::string& lib, const std::st
 }
 
 std::string label(const Config& c) {
-  if (c.name == "grid") return "pools=" + std::to_string(c.pools) + " intra=" + std::to_string(c.intra);
-  if (c.pools > 0) return c.name + " (pools=" + std::to_string(c.pools) + " intra=" + std::to_string(c.intra) + ")";
+  if (c.name == "grid")
+    return "pools=" + std::to_string(c.pools) + " intra=" + std::to_string(c.intra);
+  if (c.pools > 0)
+    return c.name + " (pools=" + std::to_string(c.pools) + " intra=" + std::to_string(c.intra) +
+           ")";
   return c.name;
 }
 
 std::string fmt_time(double s) {
   char b[32];
   const long t = std::lround(s);
-  if (t >= 3600) snprintf(b, sizeof b, "%ldh%02ldm", t / 3600, (t / 60) % 60);
-  else if (t >= 60) snprintf(b, sizeof b, "%ldm%02lds", t / 60, t % 60);
-  else snprintf(b, sizeof b, "%lds", t);
+  if (t >= 3600)
+    snprintf(b, sizeof b, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+  else if (t >= 60)
+    snprintf(b, sizeof b, "%ldm%02lds", t / 60, t % 60);
+  else
+    snprintf(b, sizeof b, "%lds", t);
   return b;
 }
 
@@ -213,12 +221,14 @@ std::string heatmap(const std::vector<Config>& grid, const std::vector<int>& poo
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h
     << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   s << "<text x=\"10\" y=\"20\" font-size=\"14\">" << title << "</text>\n";
-  s << "<text x=\"10\" y=\"40\">median " << unit << " per configuration; rows: pools, columns: intra-op threads</text>\n";
+  s << "<text x=\"10\" y=\"40\">median " << unit
+    << " per configuration; rows: pools, columns: intra-op threads</text>\n";
   for (size_t j = 0; j < intra.size(); ++j)
     s << "<text x=\"" << left + cw * j + cw / 2 << "\" y=\"" << top - 6
       << "\" text-anchor=\"middle\">intra " << intra[j] << "</text>\n";
   for (size_t i = 0; i < pools.size(); ++i) {
-    s << "<text x=\"10\" y=\"" << top + ch * i + ch / 2 + 4 << "\">pools " << pools[i] << "</text>\n";
+    s << "<text x=\"10\" y=\"" << top + ch * i + ch / 2 + 4 << "\">pools " << pools[i]
+      << "</text>\n";
     for (size_t j = 0; j < intra.size(); ++j) {
       const int x = left + cw * static_cast<int>(j), y = top + ch * static_cast<int>(i);
       const Config* c = nullptr;
@@ -236,11 +246,10 @@ std::string heatmap(const std::vector<Config>& grid, const std::vector<int>& poo
       if (c->pools == best.pools && c->intra == best.intra) mark += " best";
       if (c->pools == plan.pools && c->intra == plan.intra) mark += " plan";
       s << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << cw << "\" height=\"" << ch
-        << "\" fill=\"" << colour(m, lo, hi) << "\" stroke=\""
-        << (mark.empty() ? "white" : "black") << "\" stroke-width=\"" << (mark.empty() ? 1 : 3)
-        << "\"/>\n";
-      s << "<text x=\"" << x + cw / 2 << "\" y=\"" << y + ch / 2 << "\" text-anchor=\"middle\">" << v
-        << "</text>\n";
+        << "\" fill=\"" << colour(m, lo, hi) << "\" stroke=\"" << (mark.empty() ? "white" : "black")
+        << "\" stroke-width=\"" << (mark.empty() ? 1 : 3) << "\"/>\n";
+      s << "<text x=\"" << x + cw / 2 << "\" y=\"" << y + ch / 2 << "\" text-anchor=\"middle\">"
+        << v << "</text>\n";
       if (!mark.empty())
         s << "<text x=\"" << x + cw / 2 << "\" y=\"" << y + ch / 2 + 14
           << "\" text-anchor=\"middle\" font-size=\"10\">" << mark.substr(1) << "</text>\n";
@@ -273,7 +282,8 @@ int pw_cmd_sweep(int argc, char** argv) {
     if (a.value("--pools", &v, &missing)) {
       if (missing) break;
       if (!parse_list(v, &pools)) {
-        fprintf(stderr, "parwidth sweep: error: --pools wants a list like 1,2,4 or 1-4, got '%s'\n", v.c_str());
+        fprintf(stderr, "parwidth sweep: error: --pools wants a list like 1,2,4 or 1-4, got '%s'\n",
+                v.c_str());
         return 2;
       }
       continue;
@@ -281,7 +291,8 @@ int pw_cmd_sweep(int argc, char** argv) {
     if (a.value("--intra", &v, &missing)) {
       if (missing) break;
       if (!parse_list(v, &intra)) {
-        fprintf(stderr, "parwidth sweep: error: --intra wants a list like 1,2,4 or 1-4, got '%s'\n", v.c_str());
+        fprintf(stderr, "parwidth sweep: error: --intra wants a list like 1,2,4 or 1-4, got '%s'\n",
+                v.c_str());
         return 2;
       }
       continue;
@@ -289,7 +300,8 @@ int pw_cmd_sweep(int argc, char** argv) {
     if (a.value("--repeat", &v, &missing)) {
       if (missing) break;
       if (!pw::cli::parse_count(v, 1, 100000, &repeat)) {
-        fprintf(stderr, "parwidth sweep: error: --repeat wants an integer >= 1, got '%s'\n", v.c_str());
+        fprintf(stderr, "parwidth sweep: error: --repeat wants an integer >= 1, got '%s'\n",
+                v.c_str());
         return 2;
       }
       continue;
@@ -324,22 +336,26 @@ int pw_cmd_sweep(int argc, char** argv) {
       return 2;
     }
     if (re.mark_count() < 1) {
-      fprintf(stderr, "parwidth sweep: error: --metric needs one capture group, e.g. 'time: ([0-9.]+)'\n");
+      fprintf(stderr,
+              "parwidth sweep: error: --metric needs one capture group, e.g. 'time: ([0-9.]+)'\n");
       return 2;
     }
   }
   const std::string so = find_library(lib);
   if (so.empty() || access(so.c_str(), R_OK) != 0) {
-    fprintf(stderr, "parwidth sweep: error: cannot find libparwidth.so (set --lib or PARWIDTH_LIB)\n");
+    fprintf(stderr,
+            "parwidth sweep: error: cannot find libparwidth.so (set --lib or PARWIDTH_LIB)\n");
     return 2;
   }
   // The budget the preload will see (same options, same process tree).
   std::vector<std::string> warns;
-  pw::opt::Options opt = pw::opt::options_parse([](const char* n) { return static_cast<const char*>(getenv(n)); }, &warns);
+  pw::opt::Options opt = pw::opt::options_parse(
+      [](const char* n) { return static_cast<const char*>(getenv(n)); }, &warns);
   pw::planning::Planned planned;
   std::string err;
-  if (!pw::planning::plan_process(opt, [](const char* n) { return static_cast<const char*>(getenv(n)); },
-                                  nullptr, &planned, &err)) {
+  if (!pw::planning::plan_process(
+          opt, [](const char* n) { return static_cast<const char*>(getenv(n)); }, nullptr, &planned,
+          &err)) {
     fprintf(stderr, "parwidth sweep: error: %s\n", err.c_str());
     return 2;
   }
@@ -364,7 +380,8 @@ int pw_cmd_sweep(int argc, char** argv) {
   configs.push_back({"default", 0, 0, {}});
 
   if (mkdir(out_dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    fprintf(stderr, "parwidth sweep: error: cannot create %s: %s\n", out_dir.c_str(), strerror(errno));
+    fprintf(stderr, "parwidth sweep: error: cannot create %s: %s\n", out_dir.c_str(),
+            strerror(errno));
     return 2;
   }
   const std::string log_path = out_dir + "/runs.log";
@@ -390,7 +407,9 @@ int pw_cmd_sweep(int argc, char** argv) {
         std::smatch m;
         if (!std::regex_search(out, m, re)) {
           if (tty) fputs("\n", stderr);
-          fprintf(stderr, "parwidth sweep: error: run failed: %s, repeat %d: no match for --metric '%s' in its output (see %s)\n",
+          fprintf(stderr,
+                  "parwidth sweep: error: run failed: %s, repeat %d: no match for --metric '%s' in "
+                  "its output (see %s)\n",
                   label(c).c_str(), r + 1, metric.c_str(), log_path.c_str());
           return 1;
         }
@@ -410,11 +429,13 @@ int pw_cmd_sweep(int argc, char** argv) {
           }
       }
       ++done;
-      const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double el =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const double eta = el / static_cast<double>(done) * static_cast<double>(total - done);
       if (tty) {
         const int width = 30, fill = static_cast<int>(width * done / total);
-        fprintf(stderr, "\r[%s%s] %zu/%zu  %-30s  ETA %s   ", std::string(static_cast<size_t>(fill), '#').c_str(),
+        fprintf(stderr, "\r[%s%s] %zu/%zu  %-30s  ETA %s   ",
+                std::string(static_cast<size_t>(fill), '#').c_str(),
                 std::string(static_cast<size_t>(width - fill), '.').c_str(), done, total,
                 label(c).c_str(), fmt_time(eta).c_str());
       } else {
@@ -434,7 +455,9 @@ int pw_cmd_sweep(int argc, char** argv) {
   const Config& intel = configs[n_grid + 1];
   const Config& def = configs[n_grid + 2];
   const double best_m = summarize(best->runs).median;
-  auto ratio = [&](const Config& c) { return best_m > 0 ? summarize(c.runs).median / best_m : 0.0; };
+  auto ratio = [&](const Config& c) {
+    return best_m > 0 ? summarize(c.runs).median / best_m : 0.0;
+  };
 
   // CSV: one row per configuration.
   const std::string csv_path = out_dir + "/sweep.csv";
@@ -455,9 +478,11 @@ int pw_cmd_sweep(int argc, char** argv) {
     std::string title = "parwidth sweep:";
     for (char** p = cmd; *p; ++p) title += std::string(" ") + *p;
     std::string esc;
-    for (char ch : title) esc += ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : std::string(1, ch);
-    svg << heatmap(std::vector<Config>(configs.begin(), configs.begin() + static_cast<long>(n_grid)),
-                   pools, intra, plan, *best, metric.empty() ? "seconds (wall)" : "of --metric", esc);
+    for (char ch : title)
+      esc += ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : std::string(1, ch);
+    svg << heatmap(
+        std::vector<Config>(configs.begin(), configs.begin() + static_cast<long>(n_grid)), pools,
+        intra, plan, *best, metric.empty() ? "seconds (wall)" : "of --metric", esc);
   }
 
   if (json) {

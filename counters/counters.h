@@ -108,30 +108,30 @@ class Papi {
 using ThreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 
 struct SamplerOptions {
-  unsigned period_ms = 100;             // clamped to [5, 60000]
-  bool use_papi = true;                 // false: /proc only, libpapi is never loaded
-  const char* papi_library = nullptr;   // nullptr = "libpapi.so.7.0"; a test may pass a bogus name
-  unsigned detail_every = 10;           // per-thread cpu + affinity every Nth sample; 0 = never
-  size_t max_threads = 1024;            // capacity of the per-thread tables, allocated at start
+  unsigned period_ms = 100;            // clamped to [5, 60000]
+  bool use_papi = true;                // false: /proc only, libpapi is never loaded
+  const char* papi_library = nullptr;  // nullptr = "libpapi.so.7.0"; a test may pass a bogus name
+  unsigned detail_every = 10;          // per-thread cpu + affinity every Nth sample; 0 = never
+  size_t max_threads = 1024;           // capacity of the per-thread tables, allocated at start
 };
 
 // One sampling interval. Deltas are over [t_ns - dt_ns, t_ns]; counts of threads that exited
 // during the interval are lost for that interval (they are never negative).
 struct Sample {
-  uint64_t seq = 0;                 // 1, 2, ... (the baseline read is not reported)
-  uint64_t t_ns = 0;                // CLOCK_MONOTONIC at the end of the interval
-  uint64_t dt_ns = 0;               // interval length
-  uint64_t runq_wait_ns = 0;        // sum over threads of run-queue delay added (schedstat)
-  uint64_t invol_switches = 0;      // process's involuntary switches added (getrusage), sampler's
-                                    // own excluded; includes threads that exited meanwhile
-  uint64_t cpu_time_ns = 0;         // process CPU time added, the sampler's own excluded
-  uint64_t sampler_cpu_ns = 0;      // the sampler thread's own CPU time in this interval
-  uint32_t threads = 0;             // threads present now, the sampler excluded
-  bool threads_truncated = false;   // more threads than max_threads: sums cover the first ones
-  PapiValues papi;                  // deltas; have_* false when PAPI is not in use
+  uint64_t seq = 0;                // 1, 2, ... (the baseline read is not reported)
+  uint64_t t_ns = 0;               // CLOCK_MONOTONIC at the end of the interval
+  uint64_t dt_ns = 0;              // interval length
+  uint64_t runq_wait_ns = 0;       // sum over threads of run-queue delay added (schedstat)
+  uint64_t invol_switches = 0;     // process's involuntary switches added (getrusage), sampler's
+                                   // own excluded; includes threads that exited meanwhile
+  uint64_t cpu_time_ns = 0;        // process CPU time added, the sampler's own excluded
+  uint64_t sampler_cpu_ns = 0;     // the sampler thread's own CPU time in this interval
+  uint32_t threads = 0;            // threads present now, the sampler excluded
+  bool threads_truncated = false;  // more threads than max_threads: sums cover the first ones
+  PapiValues papi;                 // deltas; have_* false when PAPI is not in use
   const ThreadStat* thread = nullptr;  // per-thread state now (valid during the callback only)
   size_t n_thread = 0;
-  bool detail = false;              // this sample has per-thread cpu + affinity
+  bool detail = false;  // this sample has per-thread cpu + affinity
 };
 
 // Called on the sampler thread after each interval. Keep it short and non-blocking: the next
@@ -140,12 +140,12 @@ using SampleFn = void (*)(const Sample& s, void* user);
 
 struct SamplerInfo {
   bool running = false;
-  bool papi_used = false;         // PAPI counters are in the samples
+  bool papi_used = false;  // PAPI counters are in the samples
   uint64_t samples = 0;
   uint32_t period_ms = 0;
-  const char* backend = "proc";   // "papi+proc" or "proc"
-  const char* papi_reason = "";   // why PAPI is not used (or "ok"); stable while the Sampler lives
-  int64_t sampler_tid = 0;        // 0 when not running
+  const char* backend = "proc";  // "papi+proc" or "proc"
+  const char* papi_reason = "";  // why PAPI is not used (or "ok"); stable while the Sampler lives
+  int64_t sampler_tid = 0;       // 0 when not running
 };
 
 class Sampler {

@@ -259,7 +259,9 @@ struct Papi::Api {};
 Status Papi::open(const char*) {
   return fail(Status::kUnsupported, "built without papi.h (libpapi-dev)", nullptr);
 }
-Status Papi::read(PapiValues* out) { return out ? Status::kUnsupported : Status::kError; }
+Status Papi::read(PapiValues* out) {
+  return out ? Status::kUnsupported : Status::kError;
+}
 void Papi::close() {}
 Status Papi::fail(Status s, const char* what, const char* detail) {
   const char* sep = detail ? ": " : "";

@@ -109,11 +109,16 @@ Status proc_read_threads(const ProcReadOptions& opt, ThreadStat* out, size_t cap
 
 const char* status_name(Status s) {
   switch (s) {
-    case Status::kOk: return "ok";
-    case Status::kUnsupported: return "unsupported";
-    case Status::kError: return "error";
-    case Status::kBusy: return "busy";
-    case Status::kPending: return "pending";
+    case Status::kOk:
+      return "ok";
+    case Status::kUnsupported:
+      return "unsupported";
+    case Status::kError:
+      return "error";
+    case Status::kBusy:
+      return "busy";
+    case Status::kPending:
+      return "pending";
   }
   return "?";
 }

@@ -21,7 +21,9 @@ uint64_t now_ns(clockid_t clock) {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-uint64_t sub(uint64_t now, uint64_t before) { return now > before ? now - before : 0; }
+uint64_t sub(uint64_t now, uint64_t before) {
+  return now > before ? now - before : 0;
+}
 
 // getdents order is creation order, nearly sorted by tid: insertion sort is O(n) on it.
 void sort_by_tid(ThreadStat* t, size_t n) {

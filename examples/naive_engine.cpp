@@ -11,12 +11,12 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <dirent.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -105,16 +105,22 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (!strcmp(argv[i], "--workers")) cfg.workers = atoi(next("--workers"));
-    else if (!strcmp(argv[i], "--iterations")) cfg.iterations = atoi(next("--iterations"));
-    else if (!strcmp(argv[i], "--size")) cfg.size = atoi(next("--size"));
-    else if (!strcmp(argv[i], "--inspect")) cfg.inspect = next("--inspect");
+    if (!strcmp(argv[i], "--workers"))
+      cfg.workers = atoi(next("--workers"));
+    else if (!strcmp(argv[i], "--iterations"))
+      cfg.iterations = atoi(next("--iterations"));
+    else if (!strcmp(argv[i], "--size"))
+      cfg.size = atoi(next("--size"));
+    else if (!strcmp(argv[i], "--inspect"))
+      cfg.inspect = next("--inspect");
     else {
-      fprintf(stderr, "usage: naive_engine [--workers N] [--iterations K] [--size S] [--inspect FILE]\n");
+      fprintf(stderr,
+              "usage: naive_engine [--workers N] [--iterations K] [--size S] [--inspect FILE]\n");
       return 2;
     }
   }
-  const int workers = cfg.workers > 0 ? cfg.workers : static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  const int workers =
+      cfg.workers > 0 ? cfg.workers : static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   const int n = cfg.size;
   std::vector<int> teams(workers, 0);
   std::vector<double> sums(workers, 0);
@@ -142,8 +148,7 @@ int main(int argc, char** argv) {
     });
   }
   pthread_barrier_wait(&sync);
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!cfg.inspect.empty()) write_inspect(cfg.inspect, teams, omp_get_max_threads());
   pthread_barrier_wait(&sync);
   for (auto& t : pool) t.join();

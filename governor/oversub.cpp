@@ -8,12 +8,18 @@ namespace pw::gov {
 
 const char* action_kind_name(ActionKind k) {
   switch (k) {
-    case ActionKind::kOversubscribed: return "oversubscribed";
-    case ActionKind::kRecovered: return "recovered";
-    case ActionKind::kLowerOmpCap: return "lower_omp_cap";
-    case ActionKind::kRaiseOmpCap: return "raise_omp_cap";
-    case ActionKind::kRepinStrays: return "repin_strays";
-    case ActionKind::kAdvice: return "advice";
+    case ActionKind::kOversubscribed:
+      return "oversubscribed";
+    case ActionKind::kRecovered:
+      return "recovered";
+    case ActionKind::kLowerOmpCap:
+      return "lower_omp_cap";
+    case ActionKind::kRaiseOmpCap:
+      return "raise_omp_cap";
+    case ActionKind::kRepinStrays:
+      return "repin_strays";
+    case ActionKind::kAdvice:
+      return "advice";
   }
   return "?";
 }
@@ -124,8 +130,8 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
     advised_ = true;
     OversubAction& a = base(ActionKind::kAdvice);
     const char* why = cfg_.fixed_pools > 0 ? "framework thread pools cannot be resized at run time"
-                      : cfg_.omp_cap == 0 ? "OpenMP teams are not capped in this process"
-                                          : "the OpenMP team cap is already 1";
+                      : cfg_.omp_cap == 0  ? "OpenMP teams are not capped in this process"
+                                           : "the OpenMP team cap is already 1";
     snprintf(a.text, sizeof a.text,
              "still %.2f threads waiting per CPU and %s: restart with fewer threads "
              "(PARWIDTH_POOLS / PARWIDTH_INTRA) or give the process more CPUs",

@@ -18,26 +18,26 @@
 namespace pw::gov {
 
 struct OversubConfig {
-  double budget_cpus = 1;         // CPUs this process may use (cores of its budget, or the quota)
-  int omp_cap = 0;                // the planned OpenMP team cap; 0 = OpenMP teams are not capped
-  int fixed_pools = 0;            // framework pools that cannot be resized at run time
-  double enter_wait_ratio = 0.5;  // a sample is "hot" at or above this wait ratio ...
-  double enter_invol_rate = 200;  // ... or at this many preemptions/s per CPU with wait >= leave
-  double leave_wait_ratio = 0.25; // a sample is "calm" below this wait ratio
-  int enter_samples = 3;          // consecutive hot samples to flag (3 x 100 ms: within 1 s)
-  int leave_samples = 5;          // consecutive calm samples to clear
-  int relower_samples = 5;        // still hot this many samples after a lowering: lower again
-  int restore_samples = 50;       // calm this many samples after an episode: double the cap back
+  double budget_cpus = 1;          // CPUs this process may use (cores of its budget, or the quota)
+  int omp_cap = 0;                 // the planned OpenMP team cap; 0 = OpenMP teams are not capped
+  int fixed_pools = 0;             // framework pools that cannot be resized at run time
+  double enter_wait_ratio = 0.5;   // a sample is "hot" at or above this wait ratio ...
+  double enter_invol_rate = 200;   // ... or at this many preemptions/s per CPU with wait >= leave
+  double leave_wait_ratio = 0.25;  // a sample is "calm" below this wait ratio
+  int enter_samples = 3;           // consecutive hot samples to flag (3 x 100 ms: within 1 s)
+  int leave_samples = 5;           // consecutive calm samples to clear
+  int relower_samples = 5;         // still hot this many samples after a lowering: lower again
+  int restore_samples = 50;        // calm this many samples after an episode: double the cap back
 };
 
 // One sampler interval (counters::Sample, plus what the governor knows: stray threads).
 struct OversubSample {
-  uint64_t t_ns = 0;           // when, on any clock the caller uses consistently
-  uint64_t dt_ns = 0;          // interval length; samples with 0 are ignored
-  uint64_t runq_wait_ns = 0;   // sum of the process's threads' run-queue delay in the interval
-  uint64_t invol_switches = 0; // sum of their involuntary switches in the interval
-  uint32_t threads = 0;        // threads in the process
-  uint32_t strays = 0;         // governed threads running outside their pool's core set
+  uint64_t t_ns = 0;            // when, on any clock the caller uses consistently
+  uint64_t dt_ns = 0;           // interval length; samples with 0 are ignored
+  uint64_t runq_wait_ns = 0;    // sum of the process's threads' run-queue delay in the interval
+  uint64_t invol_switches = 0;  // sum of their involuntary switches in the interval
+  uint32_t threads = 0;         // threads in the process
+  uint32_t strays = 0;          // governed threads running outside their pool's core set
 };
 
 enum class ActionKind {
@@ -60,7 +60,7 @@ struct OversubAction {
   int new_cap = 0;
   uint32_t strays = 0;
   uint32_t threads = 0;
-  char text[200] = "";     // one line for humans
+  char text[200] = "";  // one line for humans
 };
 
 struct OversubSummary {
@@ -69,7 +69,7 @@ struct OversubSummary {
   bool oversubscribed_now = false;
   double max_wait_ratio = 0;
   int episodes = 0;
-  int omp_cap = 0;              // the cap now
+  int omp_cap = 0;  // the cap now
   uint64_t actions = 0;
 };
 

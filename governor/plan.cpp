@@ -78,8 +78,8 @@ Plan plan_for(const BudgetView& budget, const WidthView& width, const PlanOption
     const long hi = std::min<long>(std::max<long>(1, width.max_level_width), p.slots);
     p.pools = static_cast<int>(std::clamp<long>(width.avg_width, 1, hi));
     p.notes.push_back("pools = clamp(avg width " + std::to_string(width.avg_width) +
-                      ", 1, min(max level width " + std::to_string(width.max_level_width) +
-                      ", " + std::to_string(p.slots) + " slots)) = " + std::to_string(p.pools));
+                      ", 1, min(max level width " + std::to_string(width.max_level_width) + ", " +
+                      std::to_string(p.slots) + " slots)) = " + std::to_string(p.pools));
   } else {
     p.pools = 1;
     p.notes.push_back("pools = 1 (no model graph known)");

@@ -29,8 +29,8 @@ struct WidthView {
 };
 
 struct PlanOptions {
-  int pools = 0;   // PARWIDTH_POOLS; 0 = from the graph
-  int intra = 0;   // PARWIDTH_INTRA; 0 = slots / pools
+  int pools = 0;     // PARWIDTH_POOLS; 0 = from the graph
+  int intra = 0;     // PARWIDTH_INTRA; 0 = slots / pools
   bool smt = false;  // every PU is a slot, not only each core's first
 };
 

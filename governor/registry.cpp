@@ -11,7 +11,9 @@ struct Registry::Layout {
   std::unique_ptr<std::atomic<unsigned>[]> next_in_pool;
 };
 
-Registry::Registry() { layout_.store(make_layout(Plan(), PinMode::kNone, 0)); }
+Registry::Registry() {
+  layout_.store(make_layout(Plan(), PinMode::kNone, 0));
+}
 
 Registry::Layout* Registry::make_layout(const Plan& plan, PinMode pin, unsigned generation) {
   Layout* l = new Layout();
@@ -56,8 +58,12 @@ Assignment Registry::assign(int creator_pool) {
   return a;
 }
 
-const Plan& Registry::plan() const { return layout_.load(std::memory_order_acquire)->plan; }
-PinMode Registry::pin() const { return layout_.load(std::memory_order_acquire)->pin; }
+const Plan& Registry::plan() const {
+  return layout_.load(std::memory_order_acquire)->plan;
+}
+PinMode Registry::pin() const {
+  return layout_.load(std::memory_order_acquire)->pin;
+}
 unsigned Registry::generation() const {
   return layout_.load(std::memory_order_acquire)->generation;
 }

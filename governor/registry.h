@@ -30,8 +30,8 @@ struct ThreadRecord {
   long tid = 0;
   std::string creator;  // which library asked for the thread, and who called it
   int pool = -1;
-  int cpu = -1;          // pinned to this single CPU, or -1
-  bool pinned = false;   // affinity was set (to cpu or to the pool's set)
+  int cpu = -1;           // pinned to this single CPU, or -1
+  bool pinned = false;    // affinity was set (to cpu or to the pool's set)
   std::string pin_error;  // why pinning failed, if it did
 };
 

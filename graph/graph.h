@@ -42,7 +42,7 @@ struct Node {
   int64_t operand0 = -1;             // producer of data input 0, or -1 (Gather rule)
   std::vector<int64_t> shape;        // first output's dims where known (-1: unknown dim)
   bool heavy = false;
-  double flops = -1;                 // this node's FLOPs, < 0 when unknown
+  double flops = -1;  // this node's FLOPs, < 0 when unknown
 };
 
 struct Graph {
@@ -61,10 +61,10 @@ struct Stats {
   std::string source;  // "<format>:<path>"
   std::string name;    // graph name
   uint64_t nodes = 0;
-  uint64_t heavy = 0;            // H
-  uint64_t layers = 0;           // L: longest path counted in heavy ops
-  uint64_t avg_width = 1;        // W = max(1, floor(H / L)), 1 when H = 0
-  uint64_t max_level_width = 0;  // most heavy nodes sharing one depth
+  uint64_t heavy = 0;               // H
+  uint64_t layers = 0;              // L: longest path counted in heavy ops
+  uint64_t avg_width = 1;           // W = max(1, floor(H / L)), 1 when H = 0
+  uint64_t max_level_width = 0;     // most heavy nodes sharing one depth
   double weighted_parallelism = 1;  // total cost / most expensive path cost (1 when H = 0)
   std::string costs = "unit";       // "flops" when every heavy node's FLOPs are known
   std::map<std::string, uint64_t> heavy_by_type;

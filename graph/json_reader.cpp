@@ -16,7 +16,9 @@
 namespace pw::graph {
 namespace {
 
-bool is_const_op(const std::string& op) { return op == "Constant" || tf_is_param_source(op); }
+bool is_const_op(const std::string& op) {
+  return op == "Constant" || tf_is_param_source(op);
+}
 
 Status nodes_read(const json::Value& root, const std::unordered_set<std::string>& constants,
                   const std::string& framework, Graph* g, std::string* err) {
@@ -33,21 +35,26 @@ Status nodes_read(const json::Value& root, const std::unordered_set<std::string>
     const json::Value* op = jn.get("op");
     if (jn.type != json::Value::kObject || !name || name->type != json::Value::kString || !op ||
         op->type != json::Value::kString)
-      return fail(err, Status::kBadFormat, "json: node " + std::to_string(i) + " needs string \"name\" and \"op\"");
+      return fail(err, Status::kBadFormat,
+                  "json: node " + std::to_string(i) + " needs string \"name\" and \"op\"");
     Node& n = g->nodes[i];
     n.name = name->str;
     n.op = op->str;
     if (!index.emplace(n.name, uint32_t(i)).second)
       return fail(err, Status::kBadFormat, "json: duplicate node name '" + n.name + "'");
     if (const json::Value* in = jn.get("inputs")) {
-      if (in->type != json::Value::kArray) return fail(err, Status::kBadFormat, "json: \"inputs\" of '" + n.name + "' must be an array");
+      if (in->type != json::Value::kArray)
+        return fail(err, Status::kBadFormat,
+                    "json: \"inputs\" of '" + n.name + "' must be an array");
       for (const json::Value& s : in->arr) {
-        if (s.type != json::Value::kString) return fail(err, Status::kBadFormat, "json: inputs must be strings");
+        if (s.type != json::Value::kString)
+          return fail(err, Status::kBadFormat, "json: inputs must be strings");
         n.inputs.push_back(s.str);
       }
     }
     if (const json::Value* h = jn.get("heavy")) {
-      if (h->type != json::Value::kBool) return fail(err, Status::kBadFormat, "json: \"heavy\" must be a boolean");
+      if (h->type != json::Value::kBool)
+        return fail(err, Status::kBadFormat, "json: \"heavy\" must be a boolean");
       heavy_given[i] = h->b;
     }
     if (const json::Value* fl = jn.get("flops")) {
@@ -56,7 +63,8 @@ Status nodes_read(const json::Value& root, const std::unordered_set<std::string>
       n.flops = fl->num;
     }
     if (const json::Value* sh = jn.get("shape"); sh && sh->type == json::Value::kArray)
-      for (const json::Value& d : sh->arr) n.shape.push_back(d.type == json::Value::kNumber ? int64_t(d.num) : -1);
+      for (const json::Value& d : sh->arr)
+        n.shape.push_back(d.type == json::Value::kNumber ? int64_t(d.num) : -1);
   }
   for (size_t i = 0; i < g->nodes.size(); ++i) {
     Node& n = g->nodes[i];
@@ -72,7 +80,8 @@ Status nodes_read(const json::Value& root, const std::unordered_set<std::string>
       if (!control && first_data) {
         first_data = false;
         if (it != index.end()) n.operand0 = it->second;
-        operand0_const = constants.count(name) || (it != index.end() && is_const_op(g->nodes[it->second].op));
+        operand0_const =
+            constants.count(name) || (it != index.end() && is_const_op(g->nodes[it->second].op));
       }
     }
     if (heavy_given[i] >= 0) {
@@ -93,9 +102,11 @@ Status json_read(std::string_view text, Graph* out, std::string* err) {
   json::Value root;
   std::string perr;
   if (!json::parse(text, &root, &perr)) return fail(err, Status::kBadFormat, "json: " + perr);
-  if (root.type != json::Value::kObject) return fail(err, Status::kBadFormat, "json: top level must be an object");
+  if (root.type != json::Value::kObject)
+    return fail(err, Status::kBadFormat, "json: top level must be an object");
   std::string framework;
-  if (const json::Value* f = root.get("framework"); f && f->type == json::Value::kString) framework = f->str;
+  if (const json::Value* f = root.get("framework"); f && f->type == json::Value::kString)
+    framework = f->str;
   std::unordered_set<std::string> constants;
   if (const json::Value* c = root.get("constants"); c && c->type == json::Value::kArray)
     for (const json::Value& s : c->arr)
@@ -103,7 +114,8 @@ Status json_read(std::string_view text, Graph* out, std::string* err) {
   Graph g;
   g.format = Format::kJson;
   g.path = out->path;
-  if (const json::Value* n = root.get("name"); n && n->type == json::Value::kString) g.name = n->str;
+  if (const json::Value* n = root.get("name"); n && n->type == json::Value::kString)
+    g.name = n->str;
   Status st = nodes_read(root, constants, framework, &g, err);
   if (st != Status::kOk) return st;
   if (const json::Value* subs = root.get("subgraphs"); subs && subs->type == json::Value::kArray) {
@@ -111,7 +123,8 @@ Status json_read(std::string_view text, Graph* out, std::string* err) {
       Graph sub;
       sub.format = Format::kJson;
       sub.path = out->path;
-      if (const json::Value* n = js.get("name"); n && n->type == json::Value::kString) sub.name = n->str;
+      if (const json::Value* n = js.get("name"); n && n->type == json::Value::kString)
+        sub.name = n->str;
       st = nodes_read(js, constants, framework, &sub, err);
       if (st != Status::kOk) return st;
       g.subgraphs.push_back(std::move(sub));

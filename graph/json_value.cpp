@@ -39,7 +39,8 @@ class Parser {
     return false;
   }
   void ws() {
-    while (p_ < t_.size() && (t_[p_] == ' ' || t_[p_] == '\n' || t_[p_] == '\r' || t_[p_] == '\t')) ++p_;
+    while (p_ < t_.size() && (t_[p_] == ' ' || t_[p_] == '\n' || t_[p_] == '\r' || t_[p_] == '\t'))
+      ++p_;
   }
   bool lit(std::string_view w) {
     if (t_.substr(p_, w.size()) != w) return false;
@@ -72,22 +73,40 @@ class Parser {
       if (p_ >= t_.size()) break;
       char e = t_[p_++];
       switch (e) {
-        case '"': case '\\': case '/': out->push_back(e); break;
-        case 'b': out->push_back('\b'); break;
-        case 'f': out->push_back('\f'); break;
-        case 'n': out->push_back('\n'); break;
-        case 'r': out->push_back('\r'); break;
-        case 't': out->push_back('\t'); break;
+        case '"':
+        case '\\':
+        case '/':
+          out->push_back(e);
+          break;
+        case 'b':
+          out->push_back('\b');
+          break;
+        case 'f':
+          out->push_back('\f');
+          break;
+        case 'n':
+          out->push_back('\n');
+          break;
+        case 'r':
+          out->push_back('\r');
+          break;
+        case 't':
+          out->push_back('\t');
+          break;
         case 'u': {
           if (t_.size() - p_ < 4) return fail("bad \\u escape");
           unsigned cp = 0;
           for (int i = 0; i < 4; ++i) {
             char h = t_[p_++];
             cp <<= 4;
-            if (h >= '0' && h <= '9') cp |= unsigned(h - '0');
-            else if (h >= 'a' && h <= 'f') cp |= unsigned(h - 'a' + 10);
-            else if (h >= 'A' && h <= 'F') cp |= unsigned(h - 'A' + 10);
-            else return fail("bad \\u escape");
+            if (h >= '0' && h <= '9')
+              cp |= unsigned(h - '0');
+            else if (h >= 'a' && h <= 'f')
+              cp |= unsigned(h - 'a' + 10);
+            else if (h >= 'A' && h <= 'F')
+              cp |= unsigned(h - 'A' + 10);
+            else
+              return fail("bad \\u escape");
           }
           // Names only need to round-trip as bytes; surrogate pairs are kept as two units.
           if (cp < 0x80) {
@@ -102,7 +121,8 @@ class Parser {
           }
           break;
         }
-        default: return fail("bad escape");
+        default:
+          return fail("bad escape");
       }
     }
     return fail("unterminated string");
@@ -116,7 +136,10 @@ class Parser {
       v->arr.emplace_back();
       if (!value(&v->arr.back(), depth + 1)) return false;
       ws();
-      if (p_ < t_.size() && t_[p_] == ',') { ++p_; continue; }
+      if (p_ < t_.size() && t_[p_] == ',') {
+        ++p_;
+        continue;
+      }
       if (p_ < t_.size() && t_[p_] == ']') return ++p_, true;
       return fail("expected , or ]");
     }
@@ -136,7 +159,10 @@ class Parser {
       ++p_;
       if (!value(&v->obj.back().second, depth + 1)) return false;
       ws();
-      if (p_ < t_.size() && t_[p_] == ',') { ++p_; continue; }
+      if (p_ < t_.size() && t_[p_] == ',') {
+        ++p_;
+        continue;
+      }
       if (p_ < t_.size() && t_[p_] == '}') return ++p_, true;
       return fail("expected , or }");
     }

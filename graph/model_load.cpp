@@ -45,11 +45,16 @@ bool looks_like_json(std::string_view d) {
 
 Status parse_as(std::string_view d, Format f, Graph* out, std::string* err) {
   switch (f) {
-    case Format::kOnnx: return onnx_read(d, out, err);
-    case Format::kTfGraphDef: return tf_graphdef_read(d, out, err);
-    case Format::kTfSavedModel: return tf_savedmodel_read(d, out, err);
-    case Format::kJson: return json_read(d, out, err);
-    case Format::kAuto: break;
+    case Format::kOnnx:
+      return onnx_read(d, out, err);
+    case Format::kTfGraphDef:
+      return tf_graphdef_read(d, out, err);
+    case Format::kTfSavedModel:
+      return tf_savedmodel_read(d, out, err);
+    case Format::kJson:
+      return json_read(d, out, err);
+    case Format::kAuto:
+      break;
   }
   if (d.empty()) return fail(err, Status::kBadFormat, "empty input");
   if (looks_like_json(d)) return json_read(d, out, err);
@@ -102,7 +107,8 @@ Status load(void* p) {
   } else if (ends_with(path, ".json")) {
     f = Format::kJson;
   } else if (ends_with(path, ".pbtxt")) {
-    return fail(a->err, Status::kUnsupported, path + ": text protobuf is not supported; use the binary .pb");
+    return fail(a->err, Status::kUnsupported,
+                path + ": text protobuf is not supported; use the binary .pb");
   }
   std::string data;
   Status s = read_file(path, &data, a->err);

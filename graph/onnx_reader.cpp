@@ -68,7 +68,8 @@ class OnnxReader {
   bool check(const Reader& r, const char* what) {
     return r.ok() ? true : bad(std::string("onnx: ") + what + ": " + r.error());
   }
-  bool tensor_info(std::string_view bytes, int depth, std::string* name, std::vector<int64_t>* dims);
+  bool tensor_info(std::string_view bytes, int depth, std::string* name,
+                   std::vector<int64_t>* dims);
   bool value_info(std::string_view bytes, int depth, Scope* scope);
   bool node(std::string_view bytes, int depth, const Scope* scope, const std::string& gname,
             size_t index, RawNode* out);
@@ -153,10 +154,18 @@ bool OnnxReader::node(std::string_view bytes, int depth, const Scope* scope,
   while (r.next(&f)) {
     if (f.wire != proto::kLen) continue;
     switch (f.number) {
-      case 1: n.inputs.emplace_back(f.bytes); break;
-      case 2: n.outputs.emplace_back(f.bytes); break;
-      case 3: n.name.assign(f.bytes); break;
-      case 4: n.op.assign(f.bytes); break;
+      case 1:
+        n.inputs.emplace_back(f.bytes);
+        break;
+      case 2:
+        n.outputs.emplace_back(f.bytes);
+        break;
+      case 3:
+        n.name.assign(f.bytes);
+        break;
+      case 4:
+        n.op.assign(f.bytes);
+        break;
       case 5: {
         std::string aname;
         std::vector<std::string_view> graphs;
@@ -176,7 +185,8 @@ bool OnnxReader::node(std::string_view bytes, int depth, const Scope* scope,
                               graphs[k]);
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
   if (!check(r, "node")) return false;
@@ -322,7 +332,8 @@ Status onnx_read(std::string_view bytes, Graph* out, std::string* err) {
     // ModelProto: ir_version 1 is a varint; graph 7 is a message. Other wire types on those
     // numbers mean these bytes are not an ONNX model.
     if (f.number == 7) {
-      if (f.wire != proto::kLen) return fail(err, Status::kBadFormat, "onnx: graph field has wrong wire type");
+      if (f.wire != proto::kLen)
+        return fail(err, Status::kBadFormat, "onnx: graph field has wrong wire type");
       graph_bytes = f.bytes;
       found = true;
     } else if (f.number == 1 && f.wire != proto::kVarint) {

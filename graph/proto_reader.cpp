@@ -35,7 +35,8 @@ bool Reader::next(Field* f) {
       size_t n = (key & 7) == kFixed64 ? 8 : 4;
       if (data_.size() - pos_ < n) return fail("truncated fixed-width field");
       uint64_t v = 0;
-      for (size_t i = 0; i < n; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(data_[pos_ + i])) << (8 * i);
+      for (size_t i = 0; i < n; ++i)
+        v |= static_cast<uint64_t>(static_cast<uint8_t>(data_[pos_ + i])) << (8 * i);
       pos_ += n;
       f->varint = v;
       return true;

@@ -21,8 +21,8 @@ enum WireType : uint8_t { kVarint = 0, kFixed64 = 1, kLen = 2, kFixed32 = 5 };
 struct Field {
   uint32_t number = 0;
   WireType wire = kVarint;
-  uint64_t varint = 0;      // kVarint, kFixed64, kFixed32 values
-  std::string_view bytes;   // kLen payload
+  uint64_t varint = 0;     // kVarint, kFixed64, kFixed32 values
+  std::string_view bytes;  // kLen payload
 };
 
 class Reader {

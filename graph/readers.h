@@ -9,8 +9,8 @@
 namespace pw::graph {
 
 // Limits that keep hostile inputs bounded. A real model is far below each.
-constexpr size_t kMaxNodes = 4'000'000;   // nodes in one graph, after TF call inlining
-constexpr int kMaxInlineDepth = 16;       // nested TF function calls inlined
+constexpr size_t kMaxNodes = 4'000'000;  // nodes in one graph, after TF call inlining
+constexpr int kMaxInlineDepth = 16;      // nested TF function calls inlined
 
 // Each reader fills *out (nodes, preds, heavy, flops, subgraphs) or returns an error.
 Status onnx_read(std::string_view bytes, Graph* out, std::string* err);

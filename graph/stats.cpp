@@ -87,8 +87,9 @@ Status stats_one(const Graph& g, Stats* out, std::string* err) {
     }
   }
   if (order.size() != n) {
-    if (err) *err = "graph '" + g.name + "' has a cycle (" + std::to_string(n - order.size()) +
-                    " nodes on or behind it)";
+    if (err)
+      *err = "graph '" + g.name + "' has a cycle (" + std::to_string(n - order.size()) +
+             " nodes on or behind it)";
     return Status::kCycle;
   }
   s.avg_width = s.layers == 0 ? 1 : std::max<uint64_t>(1, s.heavy / s.layers);

@@ -11,11 +11,21 @@ void append_string(std::string* o, const std::string& s) {
   o->push_back('"');
   for (unsigned char c : s) {
     switch (c) {
-      case '"': *o += "\\\""; break;
-      case '\\': *o += "\\\\"; break;
-      case '\n': *o += "\\n"; break;
-      case '\r': *o += "\\r"; break;
-      case '\t': *o += "\\t"; break;
+      case '"':
+        *o += "\\\"";
+        break;
+      case '\\':
+        *o += "\\\\";
+        break;
+      case '\n':
+        *o += "\\n";
+        break;
+      case '\r':
+        *o += "\\r";
+        break;
+      case '\t':
+        *o += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];

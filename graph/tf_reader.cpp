@@ -91,7 +91,8 @@ bool node_def(std::string_view bytes, int depth, TfNode* n, Ctx* c) {
     Reader v(value, depth + 2);  // AttrValue
     Field vf;
     while (v.next(&vf))
-      if (vf.number == 10 && vf.wire == proto::kLen) n->call = name_attr_list_name(vf.bytes, depth + 3, c);
+      if (vf.number == 10 && vf.wire == proto::kLen)
+        n->call = name_attr_list_name(vf.bytes, depth + 3, c);
     if (!c->check(v, "attr value") || c->status != Status::kOk) return false;
   }
   return c->check(r, "node");
@@ -174,7 +175,8 @@ class Emitter {
   bool emit(const std::vector<TfNode>& nodes, const std::string& prefix, const ArgMap* args,
             int depth, std::unordered_map<std::string, uint32_t>* local) {
     const size_t base = g_->nodes.size();
-    if (nodes.size() > kMaxNodes - base) return c_->bad("graph too large after inlining", Status::kTooLarge);
+    if (nodes.size() > kMaxNodes - base)
+      return c_->bad("graph too large after inlining", Status::kTooLarge);
     local->reserve(nodes.size());
     for (size_t i = 0; i < nodes.size(); ++i) local->emplace(nodes[i].name, uint32_t(base + i));
     for (const TfNode& t : nodes) {
@@ -205,7 +207,8 @@ class Emitter {
       }
       const TfFunction& fn = it->second;
       ArgMap callee_args;
-      for (size_t k = 0; k < fn.args.size() && k < data.size(); ++k) callee_args[fn.args[k]] = data[k];
+      for (size_t k = 0; k < fn.args.size() && k < data.size(); ++k)
+        callee_args[fn.args[k]] = data[k];
       std::unordered_map<std::string, uint32_t> callee_local;
       if (!emit(fn.nodes, g_->nodes[base + i].name + "/", &callee_args, depth + 1, &callee_local))
         return false;

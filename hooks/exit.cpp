@@ -19,7 +19,9 @@ namespace {
 
 std::atomic<pid_t> g_pid{0};
 
-void note_pid() { g_pid.store(getpid(), std::memory_order_relaxed); }
+void note_pid() {
+  g_pid.store(getpid(), std::memory_order_relaxed);
+}
 
 __attribute__((constructor)) void exit_load() {
   note_pid();

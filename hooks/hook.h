@@ -33,21 +33,21 @@ struct same_signature<R (*)(A...) noexcept, R (*)(A...)> : std::true_type {};
 #define PW_REAL_SLOT(name) pw_real_##name
 
 // Declares the slot that holds the original of `name`.
-#define PW_DECLARE_REAL(name)                          \
-  using PW_HOOK_TYPE(name) = decltype(&::name);        \
+#define PW_DECLARE_REAL(name)                   \
+  using PW_HOOK_TYPE(name) = decltype(&::name); \
   extern ::pw::hooks::RealSlot PW_REAL_SLOT(name)
 
 // The original, as seen from this call site.
-#define PW_REAL(name)                                                                  \
-  (reinterpret_cast<PW_HOOK_TYPE(name)>(                                               \
+#define PW_REAL(name)                    \
+  (reinterpret_cast<PW_HOOK_TYPE(name)>( \
       ::pw::hooks::real_for_caller(&PW_REAL_SLOT(name), __builtin_return_address(0))))
 
 // Defines the exported hook. The static_assert makes the parameter list
 // match the declared type exactly.
 // (Attributes such as nonnull on the declared type are irrelevant to the check.)
-#define PW_HOOK(ret, name, params)                                                       \
-  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wignored-attributes\"") \
-  static_assert(::pw::hooks::same_signature<PW_HOOK_TYPE(name), ret(*) params>::value,    \
-                "hook " #name " does not match the declared signature");                \
-  _Pragma("GCC diagnostic pop")                                                          \
-  extern "C" __attribute__((visibility("default"))) ret name params
+#define PW_HOOK(ret, name, params)                                               \
+  _Pragma("GCC diagnostic push")                                                 \
+      _Pragma("GCC diagnostic ignored \"-Wignored-attributes\"") static_assert(  \
+          ::pw::hooks::same_signature<PW_HOOK_TYPE(name), ret(*) params>::value, \
+          "hook " #name " does not match the declared signature");               \
+  _Pragma("GCC diagnostic pop") extern "C" __attribute__((visibility("default"))) ret name params

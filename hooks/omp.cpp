@@ -81,10 +81,10 @@ PW_HOOK(int, omp_get_max_threads, (void)) {
 }
 
 // The compiler-facing entry points: apply the cap, then the original, unchanged.
-#define PW_GOMP_HOOK(name, params, args)      \
-  PW_HOOK(void, name, params) {               \
+#define PW_GOMP_HOOK(name, params, args)            \
+  PW_HOOK(void, name, params) {                     \
     omp_before_region(__builtin_return_address(0)); \
-    PW_REAL(name) args;                       \
+    PW_REAL(name) args;                             \
   }
 
 PW_GOMP_HOOK(GOMP_parallel, (void (*fn)(void*), void* data, unsigned n, unsigned flags),

@@ -211,10 +211,10 @@ std::string config_extra(const char* what, const UserConfig& user) {
     }
     append_field(&extra, k.field, static_cast<uint64_t>(k.want));
     k.asked->store(k.want);
-    rt::note_framework(who, setting, std::to_string(k.want), true,
-                       mine.empty() ? plan_reason()
-                                    : plan_reason() + "; replaced what was " + mine +
-                                          " (PARWIDTH_OVERRIDE=1)");
+    rt::note_framework(
+        who, setting, std::to_string(k.want), true,
+        mine.empty() ? plan_reason()
+                     : plan_reason() + "; replaced what was " + mine + " (PARWIDTH_OVERRIDE=1)");
   }
   return extra;
 }
@@ -236,7 +236,7 @@ std::vector<const void*>& ctx_configured() {
   static auto* v = new std::vector<const void*>();
   return *v;
 }
-constexpr size_t kRemember = 64;           // options objects alive at once, in practice a few
+constexpr size_t kRemember = 64;  // options objects alive at once, in practice a few
 
 void remember_session_config(const void* opts, const void* proto, size_t len) {
   std::lock_guard<std::mutex> lock(g_mu);
@@ -320,8 +320,9 @@ void plan_from_graph(TF_Graph* graph, const void* pc) {
   auto delete_status = helper<void (*)(TF_Status*)>(&g_delete_status, pc);
   auto to_graphdef = helper<void (*)(TF_Graph*, Buffer*, TF_Status*)>(&g_graph_to_graphdef, pc);
   if (!graph || !new_buffer || !delete_buffer || !new_status || !delete_status || !to_graphdef) {
-    rt::warn_once("tf-graph", "tensorflow: TF_GraphToGraphDef not found; planning without the "
-                              "session's graph");
+    rt::warn_once("tf-graph",
+                  "tensorflow: TF_GraphToGraphDef not found; planning without the "
+                  "session's graph");
     return;
   }
   Buffer* buf = new_buffer();
@@ -363,18 +364,20 @@ void apply_session_config(TF_SessionOptions* opts, const char* what, const void*
   set_config(opts, combined.data(), combined.size(), st);
   if (status_code(st, pc) != 0) {
     set_config(opts, user.data(), user.size(), st);
-    rt::warn_once("tf-config", "tensorflow: the session config with parwidth's fields was "
-                               "refused; the program's own config stands");
+    rt::warn_once("tf-config",
+                  "tensorflow: the session config with parwidth's fields was "
+                  "refused; the program's own config stands");
   }
   delete_status(st);
 }
 
-bool tf_active() { return rt::selected() && rt::ensure_active(); }
+bool tf_active() {
+  return rt::selected() && rt::ensure_active();
+}
 
 const char* pool_kind(const std::string& name) {
   if (name == "Compute" || name.rfind("inter_op", 0) == 0) return "inter-op";
-  if (name.find("_Eigen") != std::string::npos || name.rfind("intra_op", 0) == 0)
-    return "intra-op";
+  if (name.find("_Eigen") != std::string::npos || name.rfind("intra_op", 0) == 0) return "intra-op";
   return nullptr;
 }
 
@@ -452,8 +455,8 @@ PW_HOOK(TF_Session*, TF_LoadSessionFromSavedModel,
         if (s == pw::graph::Status::kOk) s = pw::graph::stats_compute(g, &st, &err);
         if (s == pw::graph::Status::kOk)
           pw::hooks::adopt_stats(st, std::string("tensorflow SavedModel ") + export_dir);
-        pw::hooks::apply_session_config(const_cast<TF_SessionOptions*>(session_options),
-                                        "session", pc);
+        pw::hooks::apply_session_config(const_cast<TF_SessionOptions*>(session_options), "session",
+                                        pc);
       } catch (...) {
       }
     }
@@ -501,8 +504,9 @@ PW_HOOK(void, TFE_ContextOptionsSetConfig,
   if (changed) {
     real(options, combined.data(), combined.size(), status);
     if (pw::hooks::status_code(status, pc) == 0) return;
-    pw::rt::warn_once("tfe-config", "tensorflow: the eager config with parwidth's fields was "
-                                    "refused; the program's own config stands");
+    pw::rt::warn_once("tfe-config",
+                      "tensorflow: the eager config with parwidth's fields was "
+                      "refused; the program's own config stands");
   }
   real(options, proto, proto_len, status);
 }
@@ -562,15 +566,15 @@ PW_HOOK(void, PW_TF_THREADPOOL,
       try {
         const std::string n = *static_cast<const std::string*>(name);
         const char* kind = pw::hooks::pool_kind(n);
-        const long asked = !kind                         ? 0
+        const long asked = !kind                           ? 0
                            : strcmp(kind, "inter-op") == 0 ? pw::hooks::g_asked_inter.load()
                                                            : pw::hooks::g_asked_intra.load();
-        std::string why = std::string("TensorFlow created its ") + (kind ? kind : "") +
-                          " pool '" + n + "' with " + std::to_string(num_threads) + " threads";
+        std::string why = std::string("TensorFlow created its ") + (kind ? kind : "") + " pool '" +
+                          n + "' with " + std::to_string(num_threads) + " threads";
         if (asked > 0) why += " (parwidth asked " + std::to_string(asked) + ")";
         if (pw::rt::governing() && pw::rt::pin_mode() != pw::opt::Pin::kNone)
-          why += "; its threads are dealt over the plan's " +
-                 std::to_string(pw::rt::plan().pools) + " pools and pinned";
+          why += "; its threads are dealt over the plan's " + std::to_string(pw::rt::plan().pools) +
+                 " pools and pinned";
         // Only the two pools the settings size (tf.data and others make their own).
         if (kind)
           pw::rt::note_framework("tensorflow", std::string("thread pool ") + n,

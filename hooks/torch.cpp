@@ -157,8 +157,9 @@ void openblas_apply(int want) {
       const std::string setting = b.object + " openblas_set_num_threads";
       if (env && !rt::options().override_user) {
         rt::note_framework("openblas", setting, std::to_string(before), false,
-                           env_name + "=" + env + " set by the user; kept (PARWIDTH_OVERRIDE=1 "
-                           "replaces it)");
+                           env_name + "=" + env +
+                               " set by the user; kept (PARWIDTH_OVERRIDE=1 "
+                               "replaces it)");
         continue;
       }
       if (!rt::governing()) {
@@ -213,13 +214,12 @@ void after_init(const void* caller_pc) {
                                ", plan threads per pool " + std::to_string(want));
       } else {
         apply = want;
-        rt::note_framework(kName, setting, std::to_string(want), true,
-                           "torch's default would be " + std::to_string(torch_default) +
-                               " (hardware_concurrency/2); plan threads per pool, set at "
-                               "torch's first init_num_threads" +
-                               (env ? " (" + env_name + "=" + env +
-                                          " replaced, PARWIDTH_OVERRIDE=1)"
-                                    : ""));
+        rt::note_framework(
+            kName, setting, std::to_string(want), true,
+            "torch's default would be " + std::to_string(torch_default) +
+                " (hardware_concurrency/2); plan threads per pool, set at "
+                "torch's first init_num_threads" +
+                (env ? " (" + env_name + "=" + env + " replaced, PARWIDTH_OVERRIDE=1)" : ""));
       }
     } catch (...) {
       apply = 0;
@@ -291,9 +291,9 @@ int interop_for(int n, const void* caller_pc, const void* real) {
     }
     g_torch.user_interop.store(n);
     if (!rt::governing()) {
-      rt::note_framework(kName, setting, std::to_string(n), false,
-                         "observe mode: set by the user; plan pools " +
-                             std::to_string(rt::plan().pools));
+      rt::note_framework(
+          kName, setting, std::to_string(n), false,
+          "observe mode: set by the user; plan pools " + std::to_string(rt::plan().pools));
       return n;
     }
     if (rt::options().override_user) {
@@ -362,8 +362,8 @@ bool framework_sets_omp_threads(const void* caller_pc, bool* user_explicit) {
   if (!set || !same_object(caller_pc, set)) return false;
   // torch passing its count on: the user's only if the user set torch's count
   // (and it is kept), or in a forked worker, where torch's 1 thread is kept.
-  *user_explicit = (g_torch.user_threads.load() > 0 && !rt::options().override_user) ||
-                   forked_child();
+  *user_explicit =
+      (g_torch.user_threads.load() > 0 && !rt::options().override_user) || forked_child();
   return true;
 }
 

@@ -10,11 +10,21 @@ std::string quote(const std::string& s) {
   std::string o = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\t': o += "\\t"; break;
-      case '\r': o += "\\r"; break;
+      case '"':
+        o += "\\\"";
+        break;
+      case '\\':
+        o += "\\\\";
+        break;
+      case '\n':
+        o += "\\n";
+        break;
+      case '\t':
+        o += "\\t";
+        break;
+      case '\r':
+        o += "\\r";
+        break;
       default:
         if (c < 0x20) {
           char b[8];
@@ -72,7 +82,9 @@ Writer& Writer::value(const std::string& s) {
   out_ += quote(s);
   return *this;
 }
-Writer& Writer::value(const char* s) { return s ? value(std::string(s)) : null(); }
+Writer& Writer::value(const char* s) {
+  return s ? value(std::string(s)) : null();
+}
 Writer& Writer::value(long long v) {
   sep();
   out_ += std::to_string(v);

@@ -30,8 +30,12 @@ void emit(bool warning, const char* fmt, va_list ap) {
 
 }  // namespace
 
-void log_set_level(int level) { g_level.store(level, std::memory_order_relaxed); }
-int log_level() { return g_level.load(std::memory_order_relaxed); }
+void log_set_level(int level) {
+  g_level.store(level, std::memory_order_relaxed);
+}
+int log_level() {
+  return g_level.load(std::memory_order_relaxed);
+}
 
 void warn(const char* fmt, ...) {
   va_list ap;

@@ -6,9 +6,15 @@
 
 namespace {
 
-void fork_prepare() { pw::rt::on_fork_prepare(); }
-void fork_parent() { pw::rt::on_fork_parent(); }
-void fork_child() { pw::rt::on_fork_child(); }
+void fork_prepare() {
+  pw::rt::on_fork_prepare();
+}
+void fork_parent() {
+  pw::rt::on_fork_parent();
+}
+void fork_child() {
+  pw::rt::on_fork_child();
+}
 
 __attribute__((constructor)) void parwidth_load() {
   try {

@@ -11,25 +11,24 @@ namespace pw::monitor {
 using ThreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 
 struct Hooks {
-  ThreadCreateFn create;             // the real pthread_create: the sampler is not governed
-  gov::Registry* registry;           // tid -> assigned core set, for strays
-  void (*set_omp_cap)(int cap);      // later OpenMP regions use this team cap
-  bool apply;                        // govern: apply actions; observe: only record them
-  void (*tick)();                    // called on the sampler thread before each sample is judged
-                                     // (the node registry's check); may be null
+  ThreadCreateFn create;         // the real pthread_create: the sampler is not governed
+  gov::Registry* registry;       // tid -> assigned core set, for strays
+  void (*set_omp_cap)(int cap);  // later OpenMP regions use this team cap
+  bool apply;                    // govern: apply actions; observe: only record them
+  void (*tick)();                // called on the sampler thread before each sample is judged
+                                 // (the node registry's check); may be null
 };
 
 // Starts the sampler thread. budget_cpus: the cores (or quota) of the budget;
 // omp_cap: the planned team cap (0 = OpenMP not capped); fixed_pools: pools a
 // framework cannot resize at run time.
-void monitor_start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap,
-                   int fixed_pools);
+void monitor_start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap, int fixed_pools);
 // The budget changed (node registry): the detector judges against budget_cpus and restarts its
 // team cap at omp_cap. Applied before the next sample is judged; callable from any thread.
 void monitor_rebudget(double budget_cpus, int omp_cap);
-void monitor_stop();             // at exit, before the report
-void monitor_after_fork();       // in the fork child: the thread is gone
+void monitor_stop();        // at exit, before the report
+void monitor_after_fork();  // in the fork child: the thread is gone
 bool monitor_running();
-std::string monitor_json();      // the report's "monitor" object, or "" if never started
+std::string monitor_json();  // the report's "monitor" object, or "" if never started
 
 }  // namespace pw::monitor

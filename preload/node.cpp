@@ -144,8 +144,10 @@ bool entry_parse(const std::string& text, gov::NodeMember* out) {
     c.cpu = static_cast<int>(cpu);
     m.cores.push_back(c);
     p = end;
-    if (*p == ',') ++p;
-    else if (*p && *p != '\n') return false;
+    if (*p == ',')
+      ++p;
+    else if (*p && *p != '\n')
+      return false;
   }
   if (m.cores.empty()) return false;
   *out = std::move(m);

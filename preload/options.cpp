@@ -110,7 +110,8 @@ const Row kRows[] = {
      [](const char* s, Options* o, std::string* why) {
        return parse_int(s, 0, 3, &o->verbose, why);
      }},
-    {{"INCLUDE", "patterns", "all", "govern only programs whose name matches (globs, ':'-separated)"},
+    {{"INCLUDE", "patterns", "all",
+      "govern only programs whose name matches (globs, ':'-separated)"},
      [](const char* s, Options* o, std::string* why) { return nonempty(s, &o->include, why); }},
     {{"EXCLUDE", "patterns", "none", "never govern programs whose name matches"},
      [](const char* s, Options* o, std::string* why) { return nonempty(s, &o->exclude, why); }},
@@ -178,18 +179,24 @@ Options options_parse(const EnvLookup& env, std::vector<std::string>* warnings) 
 
 const char* mode_name(Mode m) {
   switch (m) {
-    case Mode::kOff: return "off";
-    case Mode::kObserve: return "observe";
-    case Mode::kGovern: return "govern";
+    case Mode::kOff:
+      return "off";
+    case Mode::kObserve:
+      return "observe";
+    case Mode::kGovern:
+      return "govern";
   }
   return "?";
 }
 
 const char* pin_name(Pin p) {
   switch (p) {
-    case Pin::kNone: return "none";
-    case Pin::kPool: return "pool";
-    case Pin::kCore: return "core";
+    case Pin::kNone:
+      return "none";
+    case Pin::kPool:
+      return "pool";
+    case Pin::kCore:
+      return "core";
   }
   return "?";
 }

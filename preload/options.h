@@ -31,8 +31,8 @@ struct Options {
   bool override_user = false;
   int local_rank = -1;  // -1 = from the launcher
   int local_size = -1;
-  std::string cgroup;  // the cgroup directory to read instead of this process's
-  bool node = true;     // join the node registry when no launcher describes the process
+  std::string cgroup;    // the cgroup directory to read instead of this process's
+  bool node = true;      // join the node registry when no launcher describes the process
   std::string node_dir;  // the registry directory; "" = /dev/shm/parwidth-<uid> (or /tmp)
 };
 

@@ -191,8 +191,8 @@ bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::
   if (!o.cgroup.empty()) {
     topo::Status st = topo::cgroup_read(o.cgroup, &in.cgroup, &why);
     if (st != topo::Status::kOk) {
-      *err = "cannot read cgroup limits in " + o.cgroup + " (" + topo::status_name(st) +
-             "): " + why;
+      *err =
+          "cannot read cgroup limits in " + o.cgroup + " (" + topo::status_name(st) + "): " + why;
       return false;
     }
     in.use_cgroup = true;

@@ -140,8 +140,7 @@ void write_at_exit(const Input& in) {
                 opt::mode_name(in.opt->mode), p->plan.pools, p->plan.threads, p->budget.cores,
                 p->graph.known ? "from the model graph" : "no model graph", in.threads.size());
     } else {
-      log::info(1, "not activated%s%s", in.fail_reason.empty() ? "" : ": ",
-                in.fail_reason.c_str());
+      log::info(1, "not activated%s%s", in.fail_reason.empty() ? "" : ": ", in.fail_reason.c_str());
     }
   }
   if (in.opt->report.empty()) return;

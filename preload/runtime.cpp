@@ -14,11 +14,11 @@
 #include <mutex>
 #include <new>
 
+#include "governor/node_share.h"
 #include "hooks/omp.h"
 #include "hooks/real.h"
-#include "governor/node_share.h"
-#include "preload/monitor.h"
 #include "preload/log.h"
+#include "preload/monitor.h"
 #include "preload/node.h"
 #include "preload/planning.h"
 #include "preload/report.h"
@@ -67,7 +67,9 @@ alignas(Runtime) unsigned char g_storage[sizeof(Runtime)];
 
 thread_local int t_pool __attribute__((tls_model("initial-exec"))) = -1;
 
-const char* env_lookup(const char* name) { return getenv(name); }
+const char* env_lookup(const char* name) {
+  return getenv(name);
+}
 
 std::string base_name(const char* path) {
   if (!path) return "";
@@ -189,8 +191,8 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation) {
   r.registry.replan(p);
   if (r.omp_capping) set_omp_cap(p.threads);
   const int moved = repin_threads(r, p);
-  const double cpus = b.quota_cpus > 0 && b.quota_cpus < b.cores ? b.quota_cpus
-                                                                 : static_cast<double>(b.cores);
+  const double cpus =
+      b.quota_cpus > 0 && b.quota_cpus < b.cores ? b.quota_cpus : static_cast<double>(b.cores);
   monitor::monitor_rebudget(cpus, r.omp_capping ? p.threads : 0);
   const std::string list = topo::cpulist_format(b.cpus);
   log::info(1, "node: %s: now %d cores (%s), %d threads re-pinned", share.note.c_str(), b.cores,
@@ -209,8 +211,9 @@ void node_join(Runtime& r) {
   node::proc_start_time(self.pid, &self.start);
   self.cores = node_cores_of(r.full_budget);
   if (!r.node.open(node::default_dir(r.opt.node_dir), &err) || !r.node.publish(self, &err)) {
-    warn_once("node", "node registry: " + err + "; this process's share of the node is not "
-                      "divided with other governed processes");
+    warn_once("node", "node registry: " + err +
+                          "; this process's share of the node is not "
+                          "divided with other governed processes");
     return;
   }
   r.node_member = true;
@@ -271,9 +274,9 @@ void activate() {
     note_framework("openmp", "default team size (nthreads ICV, per thread)",
                    std::to_string(threads), r.opt.mode == opt::Mode::kGovern,
                    r.opt.mode != opt::Mode::kGovern ? "observe mode: nothing changed"
-                   : r.omp_env_explicit ? "OMP_NUM_THREADS=" + r.omp_env_value +
-                                              " replaced (PARWIDTH_OVERRIDE=1)"
-                                        : "plan: threads per pool");
+                   : r.omp_env_explicit
+                       ? "OMP_NUM_THREADS=" + r.omp_env_value + " replaced (PARWIDTH_OVERRIDE=1)"
+                       : "plan: threads per pool");
   }
   if (log::log_level() >= 2) {
     log::info(2, "plan: %d pools x %d threads over %d slots", r.planned.plan.pools,
@@ -294,8 +297,12 @@ void activate() {
 
 }  // namespace
 
-bool selected() { return g && g->state.load(std::memory_order_relaxed) != kUnselected; }
-const opt::Options& options() { return g->opt; }
+bool selected() {
+  return g && g->state.load(std::memory_order_relaxed) != kUnselected;
+}
+const opt::Options& options() {
+  return g->opt;
+}
 
 bool ensure_active() {
   if (!g) return false;
@@ -317,12 +324,22 @@ bool governing() {
          g->opt.mode == opt::Mode::kGovern;
 }
 
-int current_pool() { return t_pool; }
-void set_current_pool(int pool) { t_pool = pool; }
+int current_pool() {
+  return t_pool;
+}
+void set_current_pool(int pool) {
+  t_pool = pool;
+}
 
-gov::Assignment assign_thread(int creator_pool) { return g->registry.assign(creator_pool); }
-void record_thread(const gov::ThreadRecord& r) { g->registry.record(r); }
-opt::Pin pin_mode() { return g->opt.pin; }
+gov::Assignment assign_thread(int creator_pool) {
+  return g->registry.assign(creator_pool);
+}
+void record_thread(const gov::ThreadRecord& r) {
+  g->registry.record(r);
+}
+opt::Pin pin_mode() {
+  return g->opt.pin;
+}
 
 bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus) {
   if (a.pool < 0 || g->opt.pin == opt::Pin::kNone) return false;
@@ -338,7 +355,9 @@ bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus) {
   return true;
 }
 
-int omp_cap() { return g ? g->omp_cap.load(std::memory_order_relaxed) : 0; }
+int omp_cap() {
+  return g ? g->omp_cap.load(std::memory_order_relaxed) : 0;
+}
 
 void set_omp_cap(int cap) {
   if (!g) return;
@@ -346,7 +365,9 @@ void set_omp_cap(int cap) {
   g->omp_gen.fetch_add(1, std::memory_order_relaxed);
 }
 
-const gov::Plan& plan() { return g->registry.plan(); }
+const gov::Plan& plan() {
+  return g->registry.plan();
+}
 
 bool graph_known() {
   if (!g || g->state.load(std::memory_order_acquire) != kActive) return false;
@@ -382,7 +403,9 @@ bool adopt_graph(const std::string& source, long heavy, long layers, long avg_wi
   if (r.omp_cap.load() > 0) set_omp_cap(p.threads);
   return true;
 }
-unsigned omp_generation() { return g ? g->omp_gen.load(std::memory_order_relaxed) : 0; }
+unsigned omp_generation() {
+  return g ? g->omp_gen.load(std::memory_order_relaxed) : 0;
+}
 
 void note_framework(const std::string& name, const std::string& setting, const std::string& value,
                     bool applied, const std::string& why) {
@@ -401,7 +424,9 @@ void warn_once(const std::string& key, const std::string& message) {
   log::warn("%s", message.c_str());
 }
 
-const std::vector<int>& process_cpus() { return g->process_cpus; }
+const std::vector<int>& process_cpus() {
+  return g->process_cpus;
+}
 
 void on_load() {
   // A secure-exec (setuid/setgid, capabilities) process is left completely alone.

@@ -11,8 +11,12 @@ namespace {
 // No machine has a million CPUs; a larger index is a typo or garbage, not a request.
 constexpr long kMaxCpu = 1L << 20;
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // Parses a non-negative decimal at text[*i], leaving *i after it.
 bool number_parse(const std::string& text, size_t* i, long* out) {

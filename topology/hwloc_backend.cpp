@@ -119,7 +119,9 @@ hwloc_obj_t ancestor(hwloc_obj_t o, hwloc_obj_type_t type) {
 
 }  // namespace
 
-bool hwloc_available() { return api().ok; }
+bool hwloc_available() {
+  return api().ok;
+}
 
 Status hwloc_load(const std::string& spec, Machine* out, std::string* err) {
   const Api& a = api();

@@ -62,8 +62,8 @@ Status affinity_read(std::vector<int>* out, std::string* err);
 
 // What restricts the budget, beyond the machine itself.
 struct BudgetInputs {
-  bool use_affinity = true;       // false when planning for a described machine
-  std::vector<int> affinity;      // sched_getaffinity of the process
+  bool use_affinity = true;   // false when planning for a described machine
+  std::vector<int> affinity;  // sched_getaffinity of the process
   bool use_cgroup = true;
   CgroupLimits cgroup;
   std::vector<int> restrict_cpus;  // PARWIDTH_CPUS; empty = none

@@ -156,9 +156,10 @@ void bench_compute(unsigned period_ms, int repeats) {
   // Size the work to 0.4-0.8 s per run here.
   uint64_t iters = 10000000;
   while (compute(cpus, iters) < 0.4) iters *= 2;
-  std::printf("\n== compute-bound loop on %d threads (= allowed CPUs), sampler off vs on at %u ms, "
-              "%d repeats alternated\n",
-              cpus, period_ms, repeats);
+  std::printf(
+      "\n== compute-bound loop on %d threads (= allowed CPUs), sampler off vs on at %u ms, "
+      "%d repeats alternated\n",
+      cpus, period_ms, repeats);
   std::vector<double> off, on, ratio;
   for (int r = 0; r < repeats; ++r) {
     double a = compute(cpus, iters);

@@ -92,7 +92,9 @@ std::string run(const std::vector<std::string>& argv, const std::vector<std::str
   return out;
 }
 
-void* nothing(void*) { return nullptr; }
+void* nothing(void*) {
+  return nullptr;
+}
 
 // Child mode: times M pthread_create + join; prints "first steady..." in us.
 int threads_child(int m) {
@@ -118,11 +120,13 @@ std::string self_dir() {
   return p.substr(0, p.rfind('/'));
 }
 
-std::string self_exe() { return self_dir() + "/bench_preload_cost"; }
+std::string self_exe() {
+  return self_dir() + "/bench_preload_cost";
+}
 
 void row(const char* name, const Stats& s, const Stats& base, const char* base_name) {
-  printf("  %-26s median %9.1f  min %9.1f  max %9.1f   median ratio vs %s: %.2fx\n", name,
-         s.median, s.min, s.max, base_name, base.median > 0 ? s.median / base.median : 0.0);
+  printf("  %-26s median %9.1f  min %9.1f  max %9.1f   median ratio vs %s: %.2fx\n", name, s.median,
+         s.min, s.max, base_name, base.median > 0 ? s.median / base.median : 0.0);
 }
 
 }  // namespace
@@ -134,10 +138,14 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--threads-child" && i + 1 < argc) return threads_child(atoi(argv[i + 1]));
-    if (a == "--runs" && i + 1 < argc) runs = atoi(argv[++i]);
-    else if (a == "--threads" && i + 1 < argc) threads = atoi(argv[++i]);
-    else if (a == "--lib" && i + 1 < argc) lib = argv[++i];
-    else if (a == "--empty" && i + 1 < argc) empty = argv[++i];
+    if (a == "--runs" && i + 1 < argc)
+      runs = atoi(argv[++i]);
+    else if (a == "--threads" && i + 1 < argc)
+      threads = atoi(argv[++i]);
+    else if (a == "--lib" && i + 1 < argc)
+      lib = argv[++i];
+    else if (a == "--empty" && i + 1 < argc)
+      empty = argv[++i];
     else {
       fprintf(stderr, "usage: bench_preload_cost [--runs N] [--threads M] [--lib P] [--empty P]\n");
       return 2;

@@ -28,7 +28,8 @@ pw::graph::Graph make_graph(size_t n) {
     v.heavy = rnd() % 3 == 0;
     v.op = v.heavy ? "Conv" : "Relu";
     size_t k = i ? 1 + rnd() % 3 : 0;
-    for (size_t j = 0; j < k; ++j) v.preds.push_back(static_cast<uint32_t>(i - 1 - rnd() % std::min<size_t>(i, 64)));
+    for (size_t j = 0; j < k; ++j)
+      v.preds.push_back(static_cast<uint32_t>(i - 1 - rnd() % std::min<size_t>(i, 64)));
   }
   return g;
 }
@@ -58,7 +59,8 @@ Result measure(size_t n, int repeats) {
     t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
   }
   std::sort(t.begin(), t.end());
-  return {t.front(), t[t.size() / 2], t.back(), built - base, maxrss_kb() - built, s.heavy, s.layers};
+  return {t.front(),           t[t.size() / 2], t.back(), built - base,
+          maxrss_kb() - built, s.heavy,         s.layers};
 }
 
 }  // namespace
@@ -91,8 +93,9 @@ int main(int argc, char** argv) {
     prev = r.median;
     prev_min = r.min;
   }
-  std::printf("time ratio per 10x nodes (10 = linear): median 10^4->10^5 %.2f, 10^5->10^6 %.2f;"
-              " min %.2f, %.2f\n",
-              ratios[0], ratios[1], min_ratios[0], min_ratios[1]);
+  std::printf(
+      "time ratio per 10x nodes (10 = linear): median 10^4->10^5 %.2f, 10^5->10^6 %.2f;"
+      " min %.2f, %.2f\n",
+      ratios[0], ratios[1], min_ratios[0], min_ratios[1]);
   return 0;
 }

@@ -41,9 +41,12 @@ int main(int argc, char** argv) {
     const char* name;
     long* v;
     long lo, hi;
-  } flags[] = {{"--iterations", &iterations, 1, 1000000}, {"--warmup", &warmup, 0, 1000000},
-               {"--batch", &batch, 0, 1 << 20},           {"--image-size", &hw, 0, 1 << 16},
-               {"--inter", &inter, 0, 4096},              {"--intra", &intra, 0, 4096},
+  } flags[] = {{"--iterations", &iterations, 1, 1000000},
+               {"--warmup", &warmup, 0, 1000000},
+               {"--batch", &batch, 0, 1 << 20},
+               {"--image-size", &hw, 0, 1 << 16},
+               {"--inter", &inter, 0, 4096},
+               {"--intra", &intra, 0, 4096},
                {"--seed", &seed, 0, 1L << 62}};
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -55,7 +58,8 @@ int main(int argc, char** argv) {
       if (strcmp(argv[i], f.name) != 0) continue;
       matched = true;
       if (i + 1 >= argc || !to_int(argv[i + 1], f.lo, f.hi, f.v)) {
-        fprintf(stderr, "parwidth-engine: error: %s wants an integer %ld..%ld\n", f.name, f.lo, f.hi);
+        fprintf(stderr, "parwidth-engine: error: %s wants an integer %ld..%ld\n", f.name, f.lo,
+                f.hi);
         return 2;
       }
       ++i;

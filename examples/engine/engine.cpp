@@ -45,16 +45,24 @@ int logical_cpus() {
   return n > 0 ? n : 1;
 }
 
-memory::dims to_dims(const std::vector<int64_t>& d) { return memory::dims(d.begin(), d.end()); }
+memory::dims to_dims(const std::vector<int64_t>& d) {
+  return memory::dims(d.begin(), d.end());
+}
 
 tag plain(size_t rank) {
   switch (rank) {
-    case 1: return tag::a;
-    case 2: return tag::ab;
-    case 3: return tag::abc;
-    case 4: return tag::abcd;
-    case 5: return tag::abcde;
-    default: return tag::abcdef;
+    case 1:
+      return tag::a;
+    case 2:
+      return tag::ab;
+    case 3:
+      return tag::abc;
+    case 4:
+      return tag::abcd;
+    case 5:
+      return tag::abcde;
+    default:
+      return tag::abcdef;
   }
 }
 
@@ -82,9 +90,9 @@ struct pwe_session {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   std::vector<std::vector<float>> buf;  // per tensor in model.tensor_names
   std::vector<memory> mem;
-  std::vector<memory> weights;          // reordered constants, kept alive
+  std::vector<memory> weights;  // reordered constants, kept alive
   std::vector<Exec> ops;
-  std::vector<int> outputs;             // tensor indices
+  std::vector<int> outputs;  // tensor indices
 
   // Scheduler state.
   std::mutex mu;
@@ -124,7 +132,8 @@ struct pwe_session {
         for (int64_t c = 0; c < d[1]; ++c)
           for (int64_t h = 0; h < d[2]; ++h)
             memcpy(dst + (((n + p[0]) * oc + c + p[1]) * oh + h + p[2]) * ow + p[3],
-                   src + ((n * d[1] + c) * d[2] + h) * d[3], static_cast<size_t>(d[3]) * sizeof(float));
+                   src + ((n * d[1] + c) * d[2] + h) * d[3],
+                   static_cast<size_t>(d[3]) * sizeof(float));
     } else {
       const int64_t row = e.row, rows = e.rows;
       const float* idx = e.src;
@@ -162,8 +171,10 @@ struct pwe_session {
       size_t woken = 0;
       for (int s : ops[static_cast<size_t>(i)].succ)
         if (--pending[static_cast<size_t>(s)] == 0) ready.push_back(s), ++woken;
-      if (woken > 1) work_cv.notify_all();
-      else if (woken == 1) work_cv.notify_one();
+      if (woken > 1)
+        work_cv.notify_all();
+      else if (woken == 1)
+        work_cv.notify_one();
       if (--remaining == 0) done_cv.notify_all();
     }
   }
@@ -250,8 +261,8 @@ struct pwe_session {
         memory::desc bmd = has_bias ? memory::desc({w->dims[0]}, dt::f32, tag::a) : memory::desc();
         dnnl::convolution_forward::desc d(
             dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, md(x), wmd,
-            bmd, md(y), {op.strides[0], op.strides[1]},
-            {op.dilations[0] - 1, op.dilations[1] - 1}, pads_l(), pads_r());
+            bmd, md(y), {op.strides[0], op.strides[1]}, {op.dilations[0] - 1, op.dilations[1] - 1},
+            pads_l(), pads_r());
         dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
         e.prim = dnnl::convolution_forward(pd);
         e.args = {{DNNL_ARG_SRC, mem[x]}, {DNNL_ARG_DST, mem[y]}};
@@ -262,7 +273,7 @@ struct pwe_session {
         if (has_bias) e.args[DNNL_ARG_BIAS] = const_memory(op.inputs[2], bmd);
         finish(&e, pd);
       } else if (t == "MaxPool" || t == "AveragePool" || t == "GlobalAveragePool") {
-        dnnl::algorithm alg = t == "MaxPool" ? dnnl::algorithm::pooling_max
+        dnnl::algorithm alg = t == "MaxPool"         ? dnnl::algorithm::pooling_max
                               : op.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
                                                      : dnnl::algorithm::pooling_avg_exclude_padding;
         memory::dims k, s, pl, pr;
@@ -372,16 +383,24 @@ struct pwe_session {
 
 extern "C" {
 
-pwe_session_options* pwe_session_options_new(void) { return new (std::nothrow) pwe_session_options(); }
-void pwe_session_options_free(pwe_session_options* o) { delete o; }
+pwe_session_options* pwe_session_options_new(void) {
+  return new (std::nothrow) pwe_session_options();
+}
+void pwe_session_options_free(pwe_session_options* o) {
+  delete o;
+}
 void pwe_session_options_set_inter_op_threads(pwe_session_options* o, int n) {
   if (o) o->inter = n < 0 ? 0 : n;
 }
 void pwe_session_options_set_intra_op_threads(pwe_session_options* o, int n) {
   if (o) o->intra = n < 0 ? 0 : n;
 }
-int pwe_session_options_get_inter_op_threads(const pwe_session_options* o) { return o ? o->inter : 0; }
-int pwe_session_options_get_intra_op_threads(const pwe_session_options* o) { return o ? o->intra : 0; }
+int pwe_session_options_get_inter_op_threads(const pwe_session_options* o) {
+  return o ? o->inter : 0;
+}
+int pwe_session_options_get_intra_op_threads(const pwe_session_options* o) {
+  return o ? o->intra : 0;
+}
 void pwe_session_options_set_batch(pwe_session_options* o, int b) {
   if (o) o->batch = b < 0 ? 0 : b;
 }
@@ -439,9 +458,15 @@ pwe_session* pwe_session_new(const void* model, size_t size, pwe_session_options
   return s.release();
 }
 
-void pwe_session_free(pwe_session* s) { delete s; }
-int pwe_session_inter_op_threads(const pwe_session* s) { return s ? s->inter : 0; }
-int pwe_session_intra_op_threads(const pwe_session* s) { return s ? s->intra : 0; }
+void pwe_session_free(pwe_session* s) {
+  delete s;
+}
+int pwe_session_inter_op_threads(const pwe_session* s) {
+  return s ? s->inter : 0;
+}
+int pwe_session_intra_op_threads(const pwe_session* s) {
+  return s ? s->intra : 0;
+}
 
 const void* pwe_session_graph(const pwe_session* s, size_t* size) {
   if (!s) return nullptr;
@@ -495,7 +520,7 @@ const char* pwe_version(void) {
   static char v[64];
   const dnnl_version_t* d = dnnl_version();
   snprintf(v, sizeof v, "oneDNN %d.%d.%d (cpu runtime: %s)", d->major, d->minor, d->patch,
-           d->cpu_runtime == DNNL_RUNTIME_OMP ? "omp"
+           d->cpu_runtime == DNNL_RUNTIME_OMP   ? "omp"
            : d->cpu_runtime == DNNL_RUNTIME_TBB ? "tbb"
                                                 : "other");
   return v;

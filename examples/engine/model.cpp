@@ -133,18 +133,30 @@ bool read_node_attrs(std::string_view b, Op* op, Tensor* value, bool* has_value,
       if (af.number == 8) proto::read_int64s(af, [&](int64_t v) { ints.push_back(v); });
     }
     if (!a.ok()) return fail(err, std::string("onnx attribute: ") + a.error());
-    if (name == "kernel_shape") op->kernel = ints;
-    else if (name == "strides") op->strides = ints;
-    else if (name == "pads") op->pads = ints;
-    else if (name == "dilations") op->dilations = ints;
-    else if (name == "group") op->group = i;
-    else if (name == "axis") op->axis = i;
-    else if (name == "transA") op->trans_a = i;
-    else if (name == "transB") op->trans_b = i;
-    else if (name == "ceil_mode") op->ceil_mode = i;
-    else if (name == "count_include_pad") op->count_include_pad = i;
-    else if (name == "alpha") op->alpha = fl;
-    else if (name == "beta") op->beta = fl;
+    if (name == "kernel_shape")
+      op->kernel = ints;
+    else if (name == "strides")
+      op->strides = ints;
+    else if (name == "pads")
+      op->pads = ints;
+    else if (name == "dilations")
+      op->dilations = ints;
+    else if (name == "group")
+      op->group = i;
+    else if (name == "axis")
+      op->axis = i;
+    else if (name == "transA")
+      op->trans_a = i;
+    else if (name == "transB")
+      op->trans_b = i;
+    else if (name == "ceil_mode")
+      op->ceil_mode = i;
+    else if (name == "count_include_pad")
+      op->count_include_pad = i;
+    else if (name == "alpha")
+      op->alpha = fl;
+    else if (name == "beta")
+      op->beta = fl;
     else if (name == "value" && !t.empty()) {
       std::string tn;
       if (!read_tensor(t, &tn, value, err)) return false;
@@ -213,8 +225,10 @@ bool onnx_extras(std::string_view bytes, OnnxExtras* x, Model* m, std::string* e
       std::string name;
       std::vector<int64_t> dims;
       if (!read_value_info(f.bytes, &name, &dims)) return fail(err, "onnx: bad value info");
-      if (f.number == 12) x->outputs.push_back(name);
-      else if (!x->inits.count(name)) x->inputs.emplace_back(name, dims);
+      if (f.number == 12)
+        x->outputs.push_back(name);
+      else if (!x->inits.count(name))
+        x->inputs.emplace_back(name, dims);
     }
   }
   return g.ok() ? true : fail(err, std::string("onnx graph: ") + g.error());
@@ -266,8 +280,10 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
       return nullptr;
     };
     if (!op.inputs.empty() && !dims_of(op.inputs[0]))
-      return fail(err, "op " + op.name + " (" + op.type + "): unknown input '" + op.inputs[0] + "'");
-    const std::vector<int64_t> x = op.inputs.empty() ? std::vector<int64_t>{} : *dims_of(op.inputs[0]);
+      return fail(err,
+                  "op " + op.name + " (" + op.type + "): unknown input '" + op.inputs[0] + "'");
+    const std::vector<int64_t> x =
+        op.inputs.empty() ? std::vector<int64_t>{} : *dims_of(op.inputs[0]);
     std::vector<int64_t> y;
     const std::string& t = op.type;
     auto spatial = [&](bool pool) -> bool {
@@ -299,7 +315,8 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
     if (t == "Conv") {
       if (it_w != jw.end() && op.inputs.size() < 2) {
         if (x.size() != 4) return fail(err, "op " + op.name + ": Conv wants a 4-D input");
-        add_const(op.name + "/W", {it_w->second.channels, x[1] / op.group, op.kernel.at(0), op.kernel.at(1)});
+        add_const(op.name + "/W",
+                  {it_w->second.channels, x[1] / op.group, op.kernel.at(0), op.kernel.at(1)});
         op.inputs.push_back(op.name + "/W");
         if (it_w->second.bias) {
           add_const(op.name + "/B", {it_w->second.channels});
@@ -307,7 +324,8 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
         }
       }
       const Tensor* w = op.inputs.size() > 1 ? m->constant(op.inputs[1]) : nullptr;
-      if (!w || w->dims.size() != 4) return fail(err, "op " + op.name + ": Conv needs constant 4-D weights");
+      if (!w || w->dims.size() != 4)
+        return fail(err, "op " + op.name + ": Conv needs constant 4-D weights");
       if (op.kernel.empty()) op.kernel = {w->dims[2], w->dims[3]};
       if (!spatial(false)) return false;
       if (x[1] != w->dims[1] * op.group) return fail(err, "op " + op.name + ": channel mismatch");
@@ -348,13 +366,15 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
       y = x;
     } else if (t == "Concat") {
       int64_t ax = op.axis < 0 ? op.axis + static_cast<int64_t>(x.size()) : op.axis;
-      if (ax < 0 || ax >= static_cast<int64_t>(x.size())) return fail(err, "op " + op.name + ": bad axis");
+      if (ax < 0 || ax >= static_cast<int64_t>(x.size()))
+        return fail(err, "op " + op.name + ": bad axis");
       op.axis = ax;
       y = x;
       y[ax] = 0;
       for (const std::string& n : op.inputs) {
         const auto* d = dims_of(n);
-        if (!d || d->size() != x.size()) return fail(err, "op " + op.name + ": Concat rank mismatch");
+        if (!d || d->size() != x.size())
+          return fail(err, "op " + op.name + ": Concat rank mismatch");
         for (size_t k = 0; k < x.size(); ++k)
           if (static_cast<int64_t>(k) != ax && (*d)[k] != x[k])
             return fail(err, "op " + op.name + ": Concat shape mismatch");
@@ -378,13 +398,15 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
         }
       }
       const Tensor* w = op.inputs.size() > 1 ? m->constant(op.inputs[1]) : nullptr;
-      if (!w || w->dims.size() != 2) return fail(err, "op " + op.name + ": needs constant 2-D weights");
+      if (!w || w->dims.size() != 2)
+        return fail(err, "op " + op.name + ": needs constant 2-D weights");
       const int64_t k = op.trans_b ? w->dims[1] : w->dims[0];
       const int64_t n = op.trans_b ? w->dims[0] : w->dims[1];
       if (k != x[1]) return fail(err, "op " + op.name + ": inner dims differ");
       if (op.inputs.size() > 2) {
         const Tensor* b = m->constant(op.inputs[2]);
-        if (!b || numel(b->dims) != n) return fail(err, "op " + op.name + ": bias must be a constant of N values");
+        if (!b || numel(b->dims) != n)
+          return fail(err, "op " + op.name + ": bias must be a constant of N values");
       }
       y = {x[0], n};
     } else if (t == "Gather") {
@@ -477,7 +499,8 @@ bool load_onnx(std::string_view bytes, const LoadOptions& o, Model* m, std::stri
     pw::graph::Node& n = g.nodes[i];
     if (n.op == "Constant") {  // a constant tensor, not an operator
       auto it = x.inits.find("\x01" + std::to_string(i));
-      if (it == x.inits.end() || n.outputs.empty()) return fail(err, "onnx: unsupported Constant " + n.name);
+      if (it == x.inits.end() || n.outputs.empty())
+        return fail(err, "onnx: unsupported Constant " + n.name);
       if (it->second.data.empty()) fill(&it->second, n.outputs[0], o.seed);
       m->const_names.push_back(n.outputs[0]);
       m->consts.push_back(std::move(it->second));
@@ -548,7 +571,8 @@ bool load_json(std::string_view bytes, const LoadOptions& o, Model* m,
       // "x:0" names node x when no node is called "x:0" (graph/README.md).
       std::string s = in;
       const size_t colon = s.rfind(':');
-      if (colon != std::string::npos && !node_names.count(s) && node_names.count(s.substr(0, colon)))
+      if (colon != std::string::npos && !node_names.count(s) &&
+          node_names.count(s.substr(0, colon)))
         s = s.substr(0, colon);
       op.inputs.push_back(s);
     }

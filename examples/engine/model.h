@@ -15,14 +15,14 @@ struct Tensor {
 };
 
 struct Op {
-  std::string name, type;                  // type: ONNX op name
-  std::vector<std::string> inputs;         // tensor names ("" = omitted optional input)
-  std::vector<std::string> outputs;        // one output tensor per op here
+  std::string name, type;            // type: ONNX op name
+  std::vector<std::string> inputs;   // tensor names ("" = omitted optional input)
+  std::vector<std::string> outputs;  // one output tensor per op here
   std::vector<int64_t> kernel, strides, pads, dilations;  // pads: top, left, bottom, right
   int64_t group = 1, axis = 1, trans_a = 0, trans_b = 0, ceil_mode = 0, count_include_pad = 0;
   float alpha = 1, beta = 1;
-  std::string mode;                        // Pad's mode attribute
-  std::vector<int> preds;                  // ops producing this op's inputs
+  std::string mode;        // Pad's mode attribute
+  std::vector<int> preds;  // ops producing this op's inputs
 };
 
 struct Input {
@@ -33,12 +33,12 @@ struct Input {
 
 struct Model {
   std::string name;
-  std::vector<Op> ops;                     // in topological order
+  std::vector<Op> ops;  // in topological order
   std::vector<Input> inputs;
-  std::vector<std::string> const_names;    // parallel to consts
+  std::vector<std::string> const_names;  // parallel to consts
   std::vector<Tensor> consts;
   std::vector<std::string> outputs;
-  std::vector<std::string> tensor_names;   // every activation: inputs first, then op outputs
+  std::vector<std::string> tensor_names;  // every activation: inputs first, then op outputs
   std::vector<std::vector<int64_t>> tensor_dims;
 
   int tensor(const std::string& n) const;  // index in tensor_names, -1 if none

@@ -35,8 +35,10 @@ static int wait_status(pid_t pid, const char* what) {
     printf("%s: waitpid failed\n", what);
     return -1;
   }
-  if (WIFEXITED(st)) printf("%s: exit %d\n", what, WEXITSTATUS(st));
-  else printf("%s: signal %d\n", what, WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+  if (WIFEXITED(st))
+    printf("%s: exit %d\n", what, WEXITSTATUS(st));
+  else
+    printf("%s: signal %d\n", what, WIFSIGNALED(st) ? WTERMSIG(st) : -1);
   fflush(stdout);
   return st;
 }

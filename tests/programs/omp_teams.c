@@ -3,4 +3,6 @@
    as omp_teams_clang). See omp_teams_lib.c. */
 int omp_teams_main(int argc, char** argv);
 
-int main(int argc, char** argv) { return omp_teams_main(argc, argv); }
+int main(int argc, char** argv) {
+  return omp_teams_main(argc, argv);
+}

@@ -122,10 +122,14 @@ __attribute__((visibility("default"))) int omp_teams_main(int argc, char** argv)
   int nthreads = 2;
   int status = 0;
   for (int i = 1; i < argc; ++i) {
-    if (i + 1 < argc && !strcmp(argv[i], "--threads")) nthreads = atoi(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--regions")) g_regions = atoi(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--clause")) g_clause = atoi(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--exit")) status = atoi(argv[++i]);
+    if (i + 1 < argc && !strcmp(argv[i], "--threads"))
+      nthreads = atoi(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "--regions"))
+      g_regions = atoi(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "--clause"))
+      g_clause = atoi(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "--exit"))
+      status = atoi(argv[++i]);
     else {
       fprintf(stderr, "usage: omp_teams [--threads N] [--regions K] [--clause M] [--exit S]\n");
       return 2;

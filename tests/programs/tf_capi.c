@@ -16,16 +16,25 @@ int main(int argc, char** argv) {
   TF_Buffer* buf = TF_NewBufferFromString(data, n);
   TF_ImportGraphDefOptions* io = TF_NewImportGraphDefOptions();
   TF_GraphImportGraphDef(g, buf, io, st);
-  if (TF_GetCode(st) != TF_OK) { fprintf(stderr, "import: %s\n", TF_Message(st)); return 1; }
+  if (TF_GetCode(st) != TF_OK) {
+    fprintf(stderr, "import: %s\n", TF_Message(st));
+    return 1;
+  }
   TF_SessionOptions* so = TF_NewSessionOptions();
   if (argc >= 4) {
     /* ConfigProto{intra_op_parallelism_threads (2), inter_op_parallelism_threads (5)} */
     unsigned char cfg[4] = {0x10, (unsigned char)atoi(argv[3]), 0x28, (unsigned char)atoi(argv[2])};
     TF_SetConfig(so, cfg, sizeof cfg, st);
-    if (TF_GetCode(st) != TF_OK) { fprintf(stderr, "config: %s\n", TF_Message(st)); return 1; }
+    if (TF_GetCode(st) != TF_OK) {
+      fprintf(stderr, "config: %s\n", TF_Message(st));
+      return 1;
+    }
   }
   TF_Session* s = TF_NewSession(g, so, st);
-  if (TF_GetCode(st) != TF_OK) { fprintf(stderr, "session: %s\n", TF_Message(st)); return 1; }
+  if (TF_GetCode(st) != TF_OK) {
+    fprintf(stderr, "session: %s\n", TF_Message(st));
+    return 1;
+  }
   printf("session created\n");
   TF_CloseSession(s, st);
   TF_DeleteSession(s, st);

@@ -114,7 +114,9 @@ TEST(Sampler, DetailSamplesCarryEveryThreadsCpuAndAffinity) {
   EXPECT_TRUE(m.per_thread_ok);
 }
 
-TEST(Sampler, OverloadIsFlaggedWithPapiIfItWorks) { expect_overload_flagged(period(100)); }
+TEST(Sampler, OverloadIsFlaggedWithPapiIfItWorks) {
+  expect_overload_flagged(period(100));
+}
 
 TEST(Sampler, OverloadIsFlaggedWithProcOnly) {
   SamplerOptions o = period(100);
@@ -138,8 +140,8 @@ TEST(Sampler, WithinBudgetIsNeverFlagged) {
     ASSERT_EQ(s.start(o, nullptr, &Monitor::on_sample, &m), Status::kOk);
     m.wait_for(6, false);
     ASSERT_EQ(s.stop(), Status::kOk);
-    EXPECT_EQ(m.flagged_at.load(), 0u) << "run " << run << ", max wait ratio "
-                                        << m.det.summary().max_wait_ratio;
+    EXPECT_EQ(m.flagged_at.load(), 0u)
+        << "run " << run << ", max wait ratio " << m.det.summary().max_wait_ratio;
     EXPECT_GE(m.samples.load(), 6u);
     EXPECT_GT(m.cpu_ns, 0u);
   }
@@ -275,7 +277,9 @@ int counting_create(pthread_t* t, const pthread_attr_t* a, void* (*fn)(void*), v
   ++g_creates;
   return pthread_create(t, a, fn, arg);
 }
-int failing_create(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*) { return EAGAIN; }
+int failing_create(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*) {
+  return EAGAIN;
+}
 
 TEST(Sampler, UsesTheInjectedCreateAndReportsMisuse) {
   Monitor m;

@@ -21,7 +21,8 @@ using pwe::Tensor;
 
 // ---------------------------------------------------------------- reference
 
-Tensor conv(const Op& op, const Tensor& x, const Tensor& w, const Tensor* b, const std::vector<int64_t>& yd) {
+Tensor conv(const Op& op, const Tensor& x, const Tensor& w, const Tensor* b,
+            const std::vector<int64_t>& yd) {
   Tensor y{yd, std::vector<float>(static_cast<size_t>(pwe::numel(yd)))};
   const int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
   const int64_t O = yd[1], OH = yd[2], OW = yd[3], KH = op.kernel[0], KW = op.kernel[1];
@@ -38,8 +39,9 @@ Tensor conv(const Op& op, const Tensor& x, const Tensor& w, const Tensor* b, con
                 const int64_t ih = oh * op.strides[0] - op.pads[0] + kh * op.dilations[0];
                 const int64_t iw = ow * op.strides[1] - op.pads[1] + kw * op.dilations[1];
                 if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                acc += double(x.data[static_cast<size_t>(((n * C + g * CG + c) * H + ih) * W + iw)]) *
-                       w.data[static_cast<size_t>(((o * CG + c) * KH + kh) * KW + kw)];
+                acc +=
+                    double(x.data[static_cast<size_t>(((n * C + g * CG + c) * H + ih) * W + iw)]) *
+                    w.data[static_cast<size_t>(((o * CG + c) * KH + kh) * KW + kw)];
               }
           y.data[static_cast<size_t>(((n * O + o) * OH + oh) * OW + ow)] = static_cast<float>(acc);
         }
@@ -110,7 +112,8 @@ std::vector<Tensor> reference(const Model& m, const std::vector<Tensor>& inputs)
         const int64_t inner = pwe::numel(s.dims) / outer;
         for (int64_t o = 0; o < outer; ++o)
           for (int64_t k = 0; k < inner; ++k)
-            y.data[static_cast<size_t>(o * inner_y + off + k)] = s.data[static_cast<size_t>(o * inner + k)];
+            y.data[static_cast<size_t>(o * inner_y + off + k)] =
+                s.data[static_cast<size_t>(o * inner + k)];
         off += inner;
       }
     } else if (op.type == "MatMul" || op.type == "Gemm") {
@@ -123,7 +126,8 @@ std::vector<Tensor> reference(const Model& m, const std::vector<Tensor>& inputs)
             acc += double(x.data[static_cast<size_t>(i * K + k)]) *
                    w.data[static_cast<size_t>(op.trans_b ? j * K + k : k * N + j)];
           acc *= op.alpha;
-          if (op.type == "Gemm" && op.inputs.size() > 2) acc += op.beta * get(op.inputs[2]).data[static_cast<size_t>(j)];
+          if (op.type == "Gemm" && op.inputs.size() > 2)
+            acc += op.beta * get(op.inputs[2]).data[static_cast<size_t>(j)];
           y.data[static_cast<size_t>(i * N + j)] = static_cast<float>(acc);
         }
     } else if (op.type == "Gather") {
@@ -140,7 +144,8 @@ std::vector<Tensor> reference(const Model& m, const std::vector<Tensor>& inputs)
         for (int64_t c = 0; c < d[1]; ++c)
           for (int64_t h = 0; h < d[2]; ++h)
             for (int64_t w = 0; w < d[3]; ++w)
-              y.data[static_cast<size_t>((((n + p[0]) * yd[1] + c + p[1]) * yd[2] + h + p[2]) * yd[3] + w + p[3])] =
+              y.data[static_cast<size_t>(
+                  (((n + p[0]) * yd[1] + c + p[1]) * yd[2] + h + p[2]) * yd[3] + w + p[3])] =
                   x.data[static_cast<size_t>(((n * d[1] + c) * d[2] + h) * d[3] + w)];
     } else {
       ADD_FAILURE() << "reference lacks " << op.type;
@@ -250,7 +255,8 @@ TEST(Engine, GeneratedStyleTowersMatchReference) {
     }
   }
   const std::string g = R"({"framework": "onnx", "inputs": [{"name": "x", "shape": [1, 2, 8, 8]}],
-    "nodes": [)" + nodes + R"({"name": "cat", "op": "Concat", "inputs": ["t0_3", "t1_1", "t2_1"]}]})";
+    "nodes": [)" + nodes +
+                        R"({"name": "cat", "op": "Concat", "inputs": ["t0_3", "t1_1", "t2_1"]}]})";
   expect_engine_matches_reference(g, 0, 0, kSettings);
 }
 
@@ -264,14 +270,16 @@ std::string read_file(const std::string& p) {
 TEST(Engine, GoogLeNetFixtureMatchesReference) {
   // Stripped weights are seeded; a 64x64 image keeps the naive loops short. Covers
   // ONNX attributes, ceil-mode max pooling, Identity-shared weights and Gemm.
-  const std::string bytes = read_file(std::string(PW_SOURCE_DIR) + "/tests/fixtures/models/googlenet.onnx");
+  const std::string bytes =
+      read_file(std::string(PW_SOURCE_DIR) + "/tests/fixtures/models/googlenet.onnx");
   ASSERT_FALSE(bytes.empty());
   expect_engine_matches_reference(bytes, 1, 64, {{2, 1}, {1, 2}});
 }
 
 TEST(Engine, InceptionV3FixtureMatchesReference) {
   // Pad + AveragePool, asymmetric kernels (1x7, 7x1): the reference on a 75x75 image.
-  const std::string bytes = read_file(std::string(PW_SOURCE_DIR) + "/tests/fixtures/models/inception_v3.onnx");
+  const std::string bytes =
+      read_file(std::string(PW_SOURCE_DIR) + "/tests/fixtures/models/inception_v3.onnx");
   ASSERT_FALSE(bytes.empty());
   expect_engine_matches_reference(bytes, 1, 75, {{2, 1}});
 }

@@ -183,7 +183,7 @@ TEST(Oversub, CapComesBackAfterALongCalm) {
 TEST(Oversub, StraysAreReportedWhenTheirNumberGrows) {
   OversubDetector d(two_cores());
   Trace r = feed(d, {sample(0, 0, 0, 2), sample(1, 0, 0, 2), sample(2, 0, 0, 3), sample(3, 0, 0, 0),
-                   sample(4, 0, 0, 1)});
+                     sample(4, 0, 0, 1)});
   ASSERT_EQ(count(r, ActionKind::kRepinStrays), 3);
   EXPECT_EQ(r.actions[0].strays, 2u);
   EXPECT_EQ(r.actions[1].strays, 3u);

@@ -34,7 +34,8 @@ Status parse(const std::string& b, Format f, std::string* err = nullptr) {
 }
 
 TEST(BadInput, TruncatedModelsAreErrors) {
-  for (const char* name : {"resnet50.onnx", "tf_wide_deep.pb", "tf_wide_deep_savedmodel/saved_model.pb"}) {
+  for (const char* name :
+       {"resnet50.onnx", "tf_wide_deep.pb", "tf_wide_deep_savedmodel/saved_model.pb"}) {
     std::string b = fixture_bytes(name);
     ASSERT_FALSE(b.empty()) << name;
     Graph full;
@@ -67,11 +68,14 @@ TEST(BadInput, WrongMagicZeroBytesAndGarbage) {
 
 TEST(BadInput, AbsurdLengths) {
   // Field 7 (graph) claiming 2^62 bytes, a varint of 11 bytes, a group wire type.
-  EXPECT_EQ(parse(field_varint(1, 8) + varint((7 << 3) | 2) + varint(uint64_t{1} << 62) + "xx", Format::kOnnx),
+  EXPECT_EQ(parse(field_varint(1, 8) + varint((7 << 3) | 2) + varint(uint64_t{1} << 62) + "xx",
+                  Format::kOnnx),
             Status::kBadFormat);
-  EXPECT_EQ(parse(std::string("\x08") + std::string(10, '\xff') + "\x01", Format::kOnnx), Status::kBadFormat);
+  EXPECT_EQ(parse(std::string("\x08") + std::string(10, '\xff') + "\x01", Format::kOnnx),
+            Status::kBadFormat);
   EXPECT_EQ(parse(std::string("\x0b\x0c"), Format::kOnnx), Status::kBadFormat);
-  EXPECT_EQ(parse(field_bytes(1, tf_node("a", "MatMul", {})) + varint((1 << 3) | 2) + varint(1000), Format::kTfGraphDef),
+  EXPECT_EQ(parse(field_bytes(1, tf_node("a", "MatMul", {})) + varint((1 << 3) | 2) + varint(1000),
+                  Format::kTfGraphDef),
             Status::kBadFormat);
 }
 
@@ -79,22 +83,26 @@ TEST(BadInput, DeeplyNestedMessagesStopAtTheDepthLimit) {
   // ONNX If bodies nested 10000 deep: the reader stops at its depth limit with an error
   // instead of recursing 10000 times.
   std::string body = onnx_node("Relu", {"x"}, {"y"}, "leaf");
-  for (int i = 0; i < 10000; ++i) body = onnx_node("If", {"c"}, {"y"}, "if", onnx_graph_attr("then_branch", body));
+  for (int i = 0; i < 10000; ++i)
+    body = onnx_node("If", {"c"}, {"y"}, "if", onnx_graph_attr("then_branch", body));
   std::string err;
   EXPECT_EQ(parse(onnx_model(body), Format::kOnnx, &err), Status::kBadFormat);
   EXPECT_NE(err.find("deep"), std::string::npos) << err;
   // JSON nested 100000 deep.
-  EXPECT_EQ(parse("{\"nodes\":" + std::string(100000, '[') + std::string(100000, ']') + "}", Format::kJson),
+  EXPECT_EQ(parse("{\"nodes\":" + std::string(100000, '[') + std::string(100000, ']') + "}",
+                  Format::kJson),
             Status::kBadFormat);
 }
 
 TEST(BadInput, CyclicGraphsAreErrors) {
-  std::string g = onnx_node("Conv", {"b", "W"}, {"a"}, "n1") + onnx_node("Conv", {"a", "W"}, {"b"}, "n2") +
-                  onnx_initializer("W", {1, 1, 1, 1});
+  std::string g = onnx_node("Conv", {"b", "W"}, {"a"}, "n1") +
+                  onnx_node("Conv", {"a", "W"}, {"b"}, "n2") + onnx_initializer("W", {1, 1, 1, 1});
   EXPECT_EQ(parse(onnx_model(g), Format::kOnnx), Status::kCycle);
-  EXPECT_EQ(parse(tf_graph({tf_node("a", "MatMul", {"b"}), tf_node("b", "MatMul", {"^a"})}), Format::kTfGraphDef),
+  EXPECT_EQ(parse(tf_graph({tf_node("a", "MatMul", {"b"}), tf_node("b", "MatMul", {"^a"})}),
+                  Format::kTfGraphDef),
             Status::kCycle);
-  EXPECT_EQ(parse(R"({"nodes":[{"name":"a","op":"MatMul","inputs":["a"]}]})", Format::kJson), Status::kCycle);
+  EXPECT_EQ(parse(R"({"nodes":[{"name":"a","op":"MatMul","inputs":["a"]}]})", Format::kJson),
+            Status::kCycle);
 }
 
 TEST(BadInput, RecursiveTfFunctionsAreBounded) {
@@ -104,7 +112,8 @@ TEST(BadInput, RecursiveTfFunctionsAreBounded) {
                                  tf_node("c2", "PartitionedCall", {"c1:output:0"}, "f")});
   Graph g;
   std::string err;
-  std::string b = tf_graph({tf_node("x", "Placeholder", {}), tf_node("call", "PartitionedCall", {"x"}, "f")}, lib);
+  std::string b = tf_graph(
+      {tf_node("x", "Placeholder", {}), tf_node("call", "PartitionedCall", {"x"}, "f")}, lib);
   Status s = model_parse(b.data(), b.size(), Format::kTfGraphDef, &g, &err);
   EXPECT_TRUE(s == Status::kOk || s == Status::kTooLarge) << status_name(s);
 }
@@ -136,8 +145,8 @@ TEST(BadInput, WidthCommandExitsTwoWithOneLine) {
   for (const std::string& path :
        {write("trunc.onnx", b.substr(0, b.size() / 2)), write("magic.onnx", "\x89PNG\r\n\x1a\n"),
         write("zero.onnx", ""), write("zero.pb", ""), write("garbage.pb", std::string(100, '\xee')),
-        write("cycle.json", R"({"nodes":[{"name":"a","op":"MatMul","inputs":["a"]}]})"),
-        base, base + "/missing.onnx"}) {
+        write("cycle.json", R"({"nodes":[{"name":"a","op":"MatMul","inputs":["a"]}]})"), base,
+        base + "/missing.onnx"}) {
     CmdResult r = run_width(path);
     EXPECT_EQ(r.code, 2) << path;
     EXPECT_EQ(r.err.rfind("parwidth: error: ", 0), 0u) << path << ": " << r.err;

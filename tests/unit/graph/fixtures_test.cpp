@@ -16,7 +16,9 @@ Stats load(const std::string& rel) {
   Graph g;
   Stats s;
   std::string err;
-  EXPECT_EQ(model_load(std::string(PW_SOURCE_DIR) + "/tests/fixtures/models/" + rel, &g, &err), Status::kOk) << err;
+  EXPECT_EQ(model_load(std::string(PW_SOURCE_DIR) + "/tests/fixtures/models/" + rel, &g, &err),
+            Status::kOk)
+      << err;
   EXPECT_EQ(stats_compute(g, &s, &err), Status::kOk) << err;
   return s;
 }

@@ -11,7 +11,9 @@ namespace {
 using namespace test;  // NOLINT: encoding helpers
 
 // An op name that the entry matches: the name itself, or the prefix plus a suffix.
-std::string example_of(const HeavyOp& e) { return std::string(e.name) + (e.prefix ? "V9" : ""); }
+std::string example_of(const HeavyOp& e) {
+  return std::string(e.name) + (e.prefix ? "V9" : "");
+}
 
 TEST(HeavyTable, EveryOnnxEntryIsHeavyOnAConstantOperand) {
   size_t n = 0;
@@ -47,7 +49,8 @@ TEST(HeavyTable, EveryTfEntryIsHeavyOnAVariableOperand) {
 }
 
 TEST(HeavyTable, LightOpsAreLight) {
-  for (const char* op : {"Relu", "Add", "Concat", "MaxPool", "BatchNormalization", "Softmax", "Shape"}) {
+  for (const char* op :
+       {"Relu", "Add", "Concat", "MaxPool", "BatchNormalization", "Softmax", "Shape"}) {
     EXPECT_EQ(heavy_op_find(Framework::kOnnx, op), nullptr) << op;
     EXPECT_EQ(heavy_op_find(Framework::kTf, op), nullptr) << op;
   }
@@ -58,13 +61,15 @@ TEST(HeavyTable, LightOpsAreLight) {
 
 TEST(OnnxReader, GatherOnGraphInputIsLight) {
   for (const char* op : {"Gather", "GatherND", "GatherElements"}) {
-    std::string g = onnx_input("table") + onnx_input("ids") + onnx_node(op, {"table", "ids"}, {"y"}, "g");
+    std::string g =
+        onnx_input("table") + onnx_input("ids") + onnx_node(op, {"table", "ids"}, {"y"}, "g");
     EXPECT_EQ(stats_of(onnx_model(g), Format::kOnnx).heavy, 0u) << op;
   }
 }
 
 TEST(OnnxReader, GatherOnConstantNodeAndStrippedOrExternalInitializerIsHeavy) {
-  std::string g = onnx_node("Constant", {}, {"c"}, "const") + onnx_initializer("stripped", {100, 8}) +
+  std::string g = onnx_node("Constant", {}, {"c"}, "const") +
+                  onnx_initializer("stripped", {100, 8}) +
                   onnx_initializer("ext", {100, 8}, /*external=*/true) + onnx_input("ids") +
                   onnx_node("Gather", {"c", "ids"}, {"a"}, "g1") +
                   onnx_node("Gather", {"stripped", "ids"}, {"b"}, "g2") +
@@ -84,17 +89,20 @@ TEST(OnnxReader, ControlFlowBodiesAreSubgraphsAndTheirOuterReadsAreEdges) {
   // Main: conv1 -> If -> conv2, where only the If's then-branch reads conv1's output.
   // The branch holds one Conv reading an outer initializer. Main: H=2 (the branch's Conv is
   // not main work), L=2 because the If depends on conv1 through its body. Subgraphs: 2.
-  std::string then_body = onnx_node("Conv", {"h1", "W"}, {"t"}, "inner_conv") + field_bytes(12, field_bytes(1, "t"));
+  std::string then_body =
+      onnx_node("Conv", {"h1", "W"}, {"t"}, "inner_conv") + field_bytes(12, field_bytes(1, "t"));
   std::string else_body = onnx_node("Identity", {"x"}, {"e"}, "inner_id");
   std::string g = onnx_initializer("W", {4, 4, 1, 1}) + onnx_input("x") + onnx_input("cond") +
                   onnx_node("Conv", {"x", "W"}, {"h1"}, "conv1") +
                   onnx_node("If", {"cond"}, {"o"}, "if",
-                            onnx_graph_attr("then_branch", then_body) + onnx_graph_attr("else_branch", else_body)) +
+                            onnx_graph_attr("then_branch", then_body) +
+                                onnx_graph_attr("else_branch", else_body)) +
                   onnx_node("Conv", {"o", "W"}, {"h2"}, "conv2");
   Graph graph;
   std::string err;
   std::string bytes = onnx_model(g);
-  ASSERT_EQ(model_parse(bytes.data(), bytes.size(), Format::kOnnx, &graph, &err), Status::kOk) << err;
+  ASSERT_EQ(model_parse(bytes.data(), bytes.size(), Format::kOnnx, &graph, &err), Status::kOk)
+      << err;
   Stats s;
   ASSERT_EQ(stats_compute(graph, &s, &err), Status::kOk) << err;
   EXPECT_EQ(s.heavy, 2u);
@@ -110,7 +118,8 @@ TEST(TfReader, ControlInputsAreEdges) {
   // b waits for a only through "^a": still a chain, L=2, W=1. Without it: L=1, W=2.
   auto graph_with = [](const std::string& dep) {
     return tf_graph({tf_node("x", "Placeholder", {}), tf_node("w", "Const", {}),
-                     tf_node("a", "MatMul", {"x", "w"}), tf_node("b", "MatMul", {"x:0", "w", dep})});
+                     tf_node("a", "MatMul", {"x", "w"}),
+                     tf_node("b", "MatMul", {"x:0", "w", dep})});
   };
   Stats chained = stats_of(graph_with("^a"), Format::kTfGraphDef);
   EXPECT_EQ(chained.layers, 2u);
@@ -123,11 +132,11 @@ TEST(TfReader, ControlInputsAreEdges) {
 TEST(TfReader, GatherNeedsVariableOrConstantParams) {
   // GatherV2 on a variable behind an Identity ("emb/read" in frozen graphs) is an embedding
   // lookup; GatherV2 on a placeholder is not.
-  std::string g = tf_graph({tf_node("emb", "VariableV2", {}), tf_node("emb/read", "Identity", {"emb"}),
-                            tf_node("ids", "Placeholder", {}), tf_node("t", "Placeholder", {}),
-                            tf_node("axis", "Const", {}),
-                            tf_node("g1", "GatherV2", {"emb/read", "ids", "axis"}),
-                            tf_node("g2", "GatherV2", {"t", "ids", "axis"})});
+  std::string g = tf_graph(
+      {tf_node("emb", "VariableV2", {}), tf_node("emb/read", "Identity", {"emb"}),
+       tf_node("ids", "Placeholder", {}), tf_node("t", "Placeholder", {}),
+       tf_node("axis", "Const", {}), tf_node("g1", "GatherV2", {"emb/read", "ids", "axis"}),
+       tf_node("g2", "GatherV2", {"t", "ids", "axis"})});
   Stats s = stats_of(g, Format::kTfGraphDef);
   EXPECT_EQ(s.heavy, 1u);
   EXPECT_EQ(s.heavy_by_type["GatherV2"], 1u);
@@ -137,9 +146,9 @@ TEST(TfReader, PartitionedCallsAreInlined) {
   // main: x -> StatefulPartitionedCall(f=body) -> MatMul. body: two MatMuls in a chain,
   // written with function-body input names ("mm1:product:0", arg names). The executed graph
   // is the inlined one: H=3, L=3. The library function is also its own subgraph: H=2, L=2.
-  std::string lib = tf_function("body", {"in", "w"}, {{"out", "mm2:product:0"}},
-                                {tf_node("mm1", "MatMul", {"in", "w"}),
-                                 tf_node("mm2", "MatMul", {"mm1:product:0", "w"})});
+  std::string lib = tf_function(
+      "body", {"in", "w"}, {{"out", "mm2:product:0"}},
+      {tf_node("mm1", "MatMul", {"in", "w"}), tf_node("mm2", "MatMul", {"mm1:product:0", "w"})});
   std::string g = tf_graph({tf_node("x", "Placeholder", {}), tf_node("w", "Const", {}),
                             tf_node("call", "StatefulPartitionedCall", {"x", "w"}, "body"),
                             tf_node("after", "MatMul", {"call:0", "w"})},
@@ -154,8 +163,9 @@ TEST(TfReader, PartitionedCallsAreInlined) {
 }
 
 TEST(TfReader, SavedModelReadsTheFirstMetaGraph) {
-  std::string g = tf_graph({tf_node("x", "Placeholder", {}), tf_node("w", "Const", {}),
-                            tf_node("a", "Conv2D", {"x", "w"}), tf_node("b", "Conv2D", {"x", "w"})});
+  std::string g =
+      tf_graph({tf_node("x", "Placeholder", {}), tf_node("w", "Const", {}),
+                tf_node("a", "Conv2D", {"x", "w"}), tf_node("b", "Conv2D", {"x", "w"})});
   std::string sm = field_varint(1, 1) + field_bytes(2, field_bytes(2, g));
   Stats s = stats_of(sm, Format::kTfSavedModel);
   EXPECT_EQ(s.heavy, 2u) << s.note;
@@ -185,13 +195,15 @@ TEST(JsonReader, SchemaHeavyFlagsFlopsAndControlEdges) {
 }
 
 TEST(JsonReader, RejectsMalformedDocuments) {
-  for (const char* j : {"{}", "{\"nodes\": 3}", "{\"nodes\": [{\"op\": \"X\"}]}",
-                        "{\"nodes\": [{\"name\": \"a\", \"op\": \"X\"}, {\"name\": \"a\", \"op\": \"Y\"}]}",
-                        "{\"nodes\": [{\"name\": \"a\", \"op\": \"X\", \"heavy\": 1}]}",
-                        "{\"nodes\": [", "{\"nodes\": []} trailing"}) {
+  for (const char* j :
+       {"{}", "{\"nodes\": 3}", "{\"nodes\": [{\"op\": \"X\"}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"op\": \"X\"}, {\"name\": \"a\", \"op\": \"Y\"}]}",
+        "{\"nodes\": [{\"name\": \"a\", \"op\": \"X\", \"heavy\": 1}]}", "{\"nodes\": [",
+        "{\"nodes\": []} trailing"}) {
     Graph g;
     std::string err;
-    EXPECT_EQ(model_parse(j, std::string(j).size(), Format::kJson, &g, &err), Status::kBadFormat) << j;
+    EXPECT_EQ(model_parse(j, std::string(j).size(), Format::kJson, &g, &err), Status::kBadFormat)
+        << j;
     EXPECT_FALSE(err.empty());
   }
 }

@@ -18,8 +18,12 @@ Stats compute(const Graph& g) {
 
 TEST(GraphStats, ChainIsOneWide) {
   // x -> a -> b -> c -> d -> e, all heavy: H=5, L=5, W=1, one op per level.
-  Graph g = make_graph({{"x", false, {}}, {"a", true, {"x"}}, {"b", true, {"a"}}, {"c", true, {"b"}},
-                        {"d", true, {"c"}}, {"e", true, {"d"}}});
+  Graph g = make_graph({{"x", false, {}},
+                        {"a", true, {"x"}},
+                        {"b", true, {"a"}},
+                        {"c", true, {"b"}},
+                        {"d", true, {"c"}},
+                        {"e", true, {"d"}}});
   Stats s = compute(g);
   EXPECT_EQ(s.heavy, 5u);
   EXPECT_EQ(s.layers, 5u);
@@ -31,7 +35,8 @@ TEST(GraphStats, ChainIsOneWide) {
 
 TEST(GraphStats, Diamond) {
   // a -> {b, c} -> d: depths 1, 2, 2, 3. H=4, L=3, W=floor(4/3)=1, level 2 holds 2.
-  Graph g = make_graph({{"a", true, {}}, {"b", true, {"a"}}, {"c", true, {"a"}}, {"d", true, {"b", "c"}}});
+  Graph g = make_graph(
+      {{"a", true, {}}, {"b", true, {"a"}}, {"c", true, {"a"}}, {"d", true, {"b", "c"}}});
   Stats s = compute(g);
   EXPECT_EQ(s.heavy, 4u);
   EXPECT_EQ(s.layers, 3u);
@@ -68,7 +73,8 @@ std::vector<Row> branches(const std::vector<int>& lengths) {
     std::string prev;
     for (int i = 0; i < lengths[b]; ++i) {
       std::string n = "br" + std::to_string(b) + "_" + std::to_string(i);
-      rows.push_back({n, true, prev.empty() ? std::vector<std::string>{} : std::vector<std::string>{prev}});
+      rows.push_back(
+          {n, true, prev.empty() ? std::vector<std::string>{} : std::vector<std::string>{prev}});
       prev = n;
     }
   }
@@ -108,14 +114,17 @@ TEST(GraphStats, NoHeavyOpIsWidthOne) {
 
 TEST(GraphStats, LightNodesDoNotAddDepth) {
   // a -> relu -> relu -> b: the light ops between two heavy ones add nothing. L=2.
-  Stats s = compute(make_graph({{"a", true, {}}, {"r1", false, {"a"}}, {"r2", false, {"r1"}}, {"b", true, {"r2"}}}));
+  Stats s = compute(make_graph(
+      {{"a", true, {}}, {"r1", false, {"a"}}, {"r2", false, {"r1"}}, {"b", true, {"r2"}}}));
   EXPECT_EQ(s.layers, 2u);
   EXPECT_EQ(s.avg_width, 1u);
 }
 
 TEST(GraphStats, WeightedParallelismUsesFlopsWhenAllKnown) {
   // Diamond with FLOPs a=10, b=100, c=50, d=10: total 170, costliest path a-b-d = 120.
-  Graph g = make_graph({{"a", true, {}, 10}, {"b", true, {"a"}, 100}, {"c", true, {"a"}, 50},
+  Graph g = make_graph({{"a", true, {}, 10},
+                        {"b", true, {"a"}, 100},
+                        {"c", true, {"a"}, 50},
                         {"d", true, {"b", "c"}, 10}});
   Stats s = compute(g);
   EXPECT_EQ(s.costs, "flops");
@@ -137,7 +146,8 @@ TEST(GraphStats, HeavyByType) {
 }
 
 TEST(GraphStats, CycleIsAnError) {
-  Graph g = make_graph({{"a", true, {"c"}}, {"b", true, {"a"}}, {"c", true, {"b"}}, {"d", true, {}}});
+  Graph g =
+      make_graph({{"a", true, {"c"}}, {"b", true, {"a"}}, {"c", true, {"b"}}, {"d", true, {}}});
   Stats s;
   std::string err;
   EXPECT_EQ(stats_compute(g, &s, &err), Status::kCycle);

@@ -48,7 +48,9 @@ inline std::string varint(uint64_t v) {
   } while (v);
   return s;
 }
-inline std::string field_varint(uint32_t n, uint64_t v) { return varint(uint64_t(n) << 3) + varint(v); }
+inline std::string field_varint(uint32_t n, uint64_t v) {
+  return varint(uint64_t(n) << 3) + varint(v);
+}
 inline std::string field_bytes(uint32_t n, const std::string& b) {
   return varint((uint64_t(n) << 3) | 2) + varint(b.size()) + b;
 }
@@ -77,7 +79,9 @@ inline std::string onnx_initializer(const std::string& name, std::vector<int64_t
   }
   return field_bytes(5, t);
 }
-inline std::string onnx_input(const std::string& name) { return field_bytes(11, field_bytes(1, name)); }
+inline std::string onnx_input(const std::string& name) {
+  return field_bytes(11, field_bytes(1, name));
+}
 inline std::string onnx_graph_attr(const std::string& attr, const std::string& graph_body) {
   return field_bytes(5, field_bytes(1, attr) + field_bytes(6, graph_body) + field_varint(20, 5));
 }
@@ -91,7 +95,8 @@ inline std::string tf_node(const std::string& name, const std::string& op,
   std::string s = field_bytes(1, name) + field_bytes(2, op);
   for (auto& i : in) s += field_bytes(3, i);
   if (!call.empty())
-    s += field_bytes(5, field_bytes(1, "f") + field_bytes(2, field_bytes(10, field_bytes(1, call))));
+    s +=
+        field_bytes(5, field_bytes(1, "f") + field_bytes(2, field_bytes(10, field_bytes(1, call))));
   return s;
 }
 inline std::string tf_graph(std::initializer_list<std::string> nodes, const std::string& lib = "") {

@@ -42,8 +42,10 @@ TEST(SlurmList, Expands) {
 
 TEST(LocalShare, SlurmStepTasksOnThisNode) {
   Env e;
-  e.vars = {{"SLURM_LOCALID", "1"}, {"SLURM_NODEID", "3"},
-            {"SLURM_STEP_TASKS_PER_NODE", "4(x3),2"}, {"SLURM_TASKS_PER_NODE", "8(x4)"},
+  e.vars = {{"SLURM_LOCALID", "1"},
+            {"SLURM_NODEID", "3"},
+            {"SLURM_STEP_TASKS_PER_NODE", "4(x3),2"},
+            {"SLURM_TASKS_PER_NODE", "8(x4)"},
             {"SLURM_NTASKS_PER_NODE", "8"}};
   int r, s;
   std::string from;
@@ -64,7 +66,8 @@ TEST(LocalShare, SlurmStepTasksOnThisNode) {
 
 TEST(LocalShare, BoundRanksKeepTheirAffinityAndUseTheRegistry) {
   Env e;
-  e.vars = {{"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+  e.vars = {{"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+            {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
             {"OMPI_MCA_orte_bound_at_launch", "1"}};
   int r, s;
   std::string from;
@@ -78,7 +81,9 @@ TEST(LocalShare, BoundRanksKeepTheirAffinityAndUseTheRegistry) {
   EXPECT_EQ(from, "Open MPI (OMPI_COMM_WORLD_LOCAL_RANK/OMPI_COMM_WORLD_LOCAL_SIZE)");
 
   Env slurm;
-  slurm.vars = {{"SLURM_LOCALID", "0"}, {"SLURM_NODEID", "0"}, {"SLURM_STEP_TASKS_PER_NODE", "2"},
+  slurm.vars = {{"SLURM_LOCALID", "0"},
+                {"SLURM_NODEID", "0"},
+                {"SLURM_STEP_TASKS_PER_NODE", "2"},
                 {"SLURM_CPU_BIND_TYPE", "mask_cpu:"}};
   share(slurm, &r, &s, &from);
   EXPECT_EQ(s, 1);
@@ -89,7 +94,9 @@ TEST(LocalShare, BoundRanksKeepTheirAffinityAndUseTheRegistry) {
 
 TEST(LocalShare, TorchrunFirstThenExplicitOverride) {
   Env e;
-  e.vars = {{"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"}, {"SLURM_LOCALID", "0"},
+  e.vars = {{"LOCAL_RANK", "1"},
+            {"LOCAL_WORLD_SIZE", "2"},
+            {"SLURM_LOCALID", "0"},
             {"SLURM_NTASKS_PER_NODE", "1"}};
   int r, s;
   std::string from;

@@ -87,9 +87,9 @@ TEST(NodeEntry, FormatParseRoundTrip) {
   ASSERT_EQ(back.cores.size(), 3u);
   EXPECT_EQ(back.cores[1].socket, 1);
   EXPECT_EQ(back.cores[2].cpu, 25);
-  for (const char* bad : {"", "parwidth-node 1 ", "parwidth-node 1 12 34 ", "parwidth-node 2 1 2 0:0",
-                          "parwidth-node 1 1 2 0:x", "parwidth-node 1 -1 2 0:0",
-                          "parwidth-node 1 1 2 0:0;1:1"})
+  for (const char* bad :
+       {"", "parwidth-node 1 ", "parwidth-node 1 12 34 ", "parwidth-node 2 1 2 0:0",
+        "parwidth-node 1 1 2 0:x", "parwidth-node 1 -1 2 0:0", "parwidth-node 1 1 2 0:0;1:1"})
     EXPECT_FALSE(entry_parse(bad, &back)) << bad;
 }
 
@@ -111,8 +111,8 @@ TEST(NodeDir, CreatedPrivateAndChecked) {
   ASSERT_EQ(lstat(t.dir().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   ASSERT_TRUE(r.publish(me(), &err)) << err;
-  const std::string entry = t.dir() + "/" + std::to_string(getpid()) + "." +
-                            std::to_string(me().start);
+  const std::string entry =
+      t.dir() + "/" + std::to_string(getpid()) + "." + std::to_string(me().start);
   ASSERT_EQ(lstat(entry.c_str(), &st), 0) << entry;
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   r.leave();

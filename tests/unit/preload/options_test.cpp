@@ -43,9 +43,9 @@ TEST(Options, DefaultsWithNothingSet) {
 TEST(Options, TableListsEveryOptionOfTheDesign) {
   std::vector<std::string> names;
   for (const OptionInfo& i : options_table()) names.push_back(i.name);
-  for (const char* n : {"MODE", "POOLS", "INTRA", "MODEL", "CPUS", "SMT", "PIN", "MONITOR",
-                        "MONITOR_MS", "REPORT", "VERBOSE", "INCLUDE", "EXCLUDE", "TOPOLOGY",
-                        "OVERRIDE", "LOCAL_RANK", "LOCAL_SIZE"})
+  for (const char* n :
+       {"MODE", "POOLS", "INTRA", "MODEL", "CPUS", "SMT", "PIN", "MONITOR", "MONITOR_MS", "REPORT",
+        "VERBOSE", "INCLUDE", "EXCLUDE", "TOPOLOGY", "OVERRIDE", "LOCAL_RANK", "LOCAL_SIZE"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
 }
 
@@ -58,26 +58,45 @@ struct Case {
 // One row per option and kind of value; each bad one gives exactly one
 // warning naming the option, and leaves the default.
 const Case kCases[] = {
-    {"PARWIDTH_MODE", "off", true},          {"PARWIDTH_MODE", "OBSERVE", true},
-    {"PARWIDTH_MODE", "govern", true},       {"PARWIDTH_MODE", "sideways", false},
-    {"PARWIDTH_MODE", "", false},            {"PARWIDTH_POOLS", "3", true},
-    {"PARWIDTH_POOLS", "0", false},          {"PARWIDTH_POOLS", "4097", false},
-    {"PARWIDTH_POOLS", "banana", false},     {"PARWIDTH_POOLS", "2x", false},
+    {"PARWIDTH_MODE", "off", true},
+    {"PARWIDTH_MODE", "OBSERVE", true},
+    {"PARWIDTH_MODE", "govern", true},
+    {"PARWIDTH_MODE", "sideways", false},
+    {"PARWIDTH_MODE", "", false},
+    {"PARWIDTH_POOLS", "3", true},
+    {"PARWIDTH_POOLS", "0", false},
+    {"PARWIDTH_POOLS", "4097", false},
+    {"PARWIDTH_POOLS", "banana", false},
+    {"PARWIDTH_POOLS", "2x", false},
     {"PARWIDTH_POOLS", "99999999999999999999", false},
-    {"PARWIDTH_INTRA", "8", true},           {"PARWIDTH_INTRA", "-1", false},
-    {"PARWIDTH_MODEL", "/tmp/m.onnx", true}, {"PARWIDTH_MODEL", "", false},
-    {"PARWIDTH_CPUS", "0-3,8", true},        {"PARWIDTH_CPUS", "all", false},
-    {"PARWIDTH_SMT", "1", true},             {"PARWIDTH_SMT", "maybe", false},
-    {"PARWIDTH_PIN", "pool", true},          {"PARWIDTH_PIN", "socket", false},
-    {"PARWIDTH_MONITOR", "off", true},       {"PARWIDTH_MONITOR", "2", false},
-    {"PARWIDTH_MONITOR_MS", "250", true},    {"PARWIDTH_MONITOR_MS", "5", false},
-    {"PARWIDTH_MONITOR_MS", "60001", false}, {"PARWIDTH_REPORT", "/tmp/r-%p.json", true},
-    {"PARWIDTH_REPORT", "", false},          {"PARWIDTH_VERBOSE", "3", true},
-    {"PARWIDTH_VERBOSE", "4", false},        {"PARWIDTH_INCLUDE", "python*", true},
-    {"PARWIDTH_EXCLUDE", "make:gcc", true},  {"PARWIDTH_TOPOLOGY", "synthetic:core:4", true},
-    {"PARWIDTH_OVERRIDE", "yes", true},      {"PARWIDTH_OVERRIDE", "sure", false},
-    {"PARWIDTH_LOCAL_RANK", "1", true},      {"PARWIDTH_LOCAL_RANK", "-2", false},
-    {"PARWIDTH_LOCAL_SIZE", "4", true},      {"PARWIDTH_LOCAL_SIZE", "0", false},
+    {"PARWIDTH_INTRA", "8", true},
+    {"PARWIDTH_INTRA", "-1", false},
+    {"PARWIDTH_MODEL", "/tmp/m.onnx", true},
+    {"PARWIDTH_MODEL", "", false},
+    {"PARWIDTH_CPUS", "0-3,8", true},
+    {"PARWIDTH_CPUS", "all", false},
+    {"PARWIDTH_SMT", "1", true},
+    {"PARWIDTH_SMT", "maybe", false},
+    {"PARWIDTH_PIN", "pool", true},
+    {"PARWIDTH_PIN", "socket", false},
+    {"PARWIDTH_MONITOR", "off", true},
+    {"PARWIDTH_MONITOR", "2", false},
+    {"PARWIDTH_MONITOR_MS", "250", true},
+    {"PARWIDTH_MONITOR_MS", "5", false},
+    {"PARWIDTH_MONITOR_MS", "60001", false},
+    {"PARWIDTH_REPORT", "/tmp/r-%p.json", true},
+    {"PARWIDTH_REPORT", "", false},
+    {"PARWIDTH_VERBOSE", "3", true},
+    {"PARWIDTH_VERBOSE", "4", false},
+    {"PARWIDTH_INCLUDE", "python*", true},
+    {"PARWIDTH_EXCLUDE", "make:gcc", true},
+    {"PARWIDTH_TOPOLOGY", "synthetic:core:4", true},
+    {"PARWIDTH_OVERRIDE", "yes", true},
+    {"PARWIDTH_OVERRIDE", "sure", false},
+    {"PARWIDTH_LOCAL_RANK", "1", true},
+    {"PARWIDTH_LOCAL_RANK", "-2", false},
+    {"PARWIDTH_LOCAL_SIZE", "4", true},
+    {"PARWIDTH_LOCAL_SIZE", "0", false},
     {"PARWIDTH_CGROUP", "/sys/fs/cgroup", true},
 };
 

@@ -38,13 +38,26 @@ TEST(Report, HasEveryKeyOfTheDesign) {
   in.threads.push_back(t);
   in.frameworks.push_back({"openmp", "team", "2", true, "plan"});
   const std::string j = report_json(in);
-  for (const char* k : {"\"mode\":\"govern\"", "\"pid\":", "\"program\":\"prog\"", "\"budget\":{",
-                        "\"cpus\":[0,1]", "\"cores\":2", "\"sockets\":", "\"quota_cpus\":null",
-                        "\"local_rank\":0", "\"local_size\":1", "\"graph\":null", "\"plan\":{",
-                        "\"pools\":1", "\"threads\":2", "\"core_sets\":[[0,1]]",
+  for (const char* k : {"\"mode\":\"govern\"",
+                        "\"pid\":",
+                        "\"program\":\"prog\"",
+                        "\"budget\":{",
+                        "\"cpus\":[0,1]",
+                        "\"cores\":2",
+                        "\"sockets\":",
+                        "\"quota_cpus\":null",
+                        "\"local_rank\":0",
+                        "\"local_size\":1",
+                        "\"graph\":null",
+                        "\"plan\":{",
+                        "\"pools\":1",
+                        "\"threads\":2",
+                        "\"core_sets\":[[0,1]]",
                         "\"threads\":[{\"tid\":7,\"creator\":\"libgomp.so.1\",\"pool\":0,\"cpu\":1",
-                        "\"frameworks\":[{\"name\":\"openmp\"", "\"applied\":true",
-                        "\"monitor\":null", "\"warnings\":[]"})
+                        "\"frameworks\":[{\"name\":\"openmp\"",
+                        "\"applied\":true",
+                        "\"monitor\":null",
+                        "\"warnings\":[]"})
     EXPECT_NE(j.find(k), std::string::npos) << k << " in " << j;
 }
 

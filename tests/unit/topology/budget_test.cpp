@@ -71,8 +71,8 @@ TEST(Budget, OneSocketTwoCoresCgroupMax) {
   EXPECT_EQ(b.cores, 2);
   EXPECT_EQ(b.quota_cpus, 0);
   ASSERT_EQ(b.notes.size(), 3u);
-  EXPECT_EQ(b.notes[0], "machine: 1 socket, 2 cores, 2 PUs (xml:" + fixture("topology/1s2c.xml") +
-                            ")");
+  EXPECT_EQ(b.notes[0],
+            "machine: 1 socket, 2 cores, 2 PUs (xml:" + fixture("topology/1s2c.xml") + ")");
   EXPECT_EQ(b.notes[1], "affinity: 0-1 (sched_getaffinity)");
   EXPECT_EQ(b.notes[2], "cgroup cpuset: 0-1 (" + fixture("cgroup/max/cpuset.cpus.effective") + ")");
 }
@@ -82,8 +82,8 @@ TEST(Budget, OneSocketTwoCoresHalfCpuQuotaKeepsOneCore) {
   EXPECT_EQ(cores_of(b), singles(0, 0));
   EXPECT_EQ(b.cpus, (std::vector<int>{0}));
   EXPECT_DOUBLE_EQ(b.quota_cpus, 0.5);
-  EXPECT_EQ(b.notes.back(), "cgroup quota: 0.5 cpus -> 1 core (" +
-                                fixture("cgroup/quota05/leaf/cpu.max") + ")");
+  EXPECT_EQ(b.notes.back(),
+            "cgroup quota: 0.5 cpus -> 1 core (" + fixture("cgroup/quota05/leaf/cpu.max") + ")");
 }
 
 TEST(Budget, OneSocketTwoCoresOneAndAHalfCpusKeepsBoth) {
@@ -100,13 +100,12 @@ TEST(Budget, CgroupCpusetAndQuotaOnTwoSocketsSmt) {
   EXPECT_EQ(b.cpus, (std::vector<int>{0, 1, 48, 49}));
   EXPECT_EQ(b.cores, 2);
   EXPECT_EQ(b.sockets.size(), 1u);
-  EXPECT_EQ(b.notes,
-            (std::vector<std::string>{
-                "machine: 2 sockets, 48 cores, 96 PUs (xml:" + xml + ")",
-                "cgroup cpuset: 0-7,48-55 (" +
-                    fixture("cgroup/quota15/leaf/cpuset.cpus.effective") + ")",
-                "cgroup quota: 1.5 cpus -> 2 cores (" + fixture("cgroup/quota15/leaf/cpu.max") +
-                    ")"}));
+  EXPECT_EQ(
+      b.notes,
+      (std::vector<std::string>{
+          "machine: 2 sockets, 48 cores, 96 PUs (xml:" + xml + ")",
+          "cgroup cpuset: 0-7,48-55 (" + fixture("cgroup/quota15/leaf/cpuset.cpus.effective") + ")",
+          "cgroup quota: 1.5 cpus -> 2 cores (" + fixture("cgroup/quota15/leaf/cpu.max") + ")"}));
 }
 
 TEST(Budget, ParentQuotaBindsAndCpusetTakesOneSibling) {

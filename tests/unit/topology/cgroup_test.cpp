@@ -102,8 +102,8 @@ TEST(CpuMax, Parses) {
   struct Case {
     const char* text;
     double cpus;
-  } cases[] = {{"max 100000\n", 0},    {"max", 0},          {"150000 100000\n", 1.5},
-               {"50000 100000", 0.5},  {"200000 100000", 2}, {"  25000   50000 ", 0.5}};
+  } cases[] = {{"max 100000\n", 0},   {"max", 0},           {"150000 100000\n", 1.5},
+               {"50000 100000", 0.5}, {"200000 100000", 2}, {"  25000   50000 ", 0.5}};
   for (const Case& c : cases) {
     double cpus = -1;
     std::string err;
@@ -170,9 +170,9 @@ TEST(CgroupDir, V1OnlyIsUnsupported) {
 
 TEST(CgroupDir, NoCgroup2MountIsUnsupported) {
   std::string dir, err;
-  EXPECT_EQ(internal::cgroup_dir_from("0::/job\n", "22 1 0:21 / /proc rw - proc proc rw\n", &dir,
-                                      &err),
-            Status::kUnsupported);
+  EXPECT_EQ(
+      internal::cgroup_dir_from("0::/job\n", "22 1 0:21 / /proc rw - proc proc rw\n", &dir, &err),
+      Status::kUnsupported);
   EXPECT_FALSE(err.empty());
 }
 

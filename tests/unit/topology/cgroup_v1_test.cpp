@@ -9,8 +9,7 @@ namespace {
 
 using test::fixture;
 
-const char kHybridCgroup[] =
-    "4:memory:/job\n3:cpuset:/\n2:cpu,cpuacct:/docker/job\n0::/\n";
+const char kHybridCgroup[] = "4:memory:/job\n3:cpuset:/\n2:cpu,cpuacct:/docker/job\n0::/\n";
 const char kHybridMountinfo[] =
     "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
     "34 31 0:31 / /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n"
