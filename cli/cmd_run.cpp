@@ -10,6 +10,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/locate.h"
 #include "preload/options.h"
 
 namespace {
@@ -39,28 +40,6 @@ void usage(FILE* f) {
   for (const pw::opt::OptionInfo& o : pw::opt::options_table())
     fprintf(f, "  PARWIDTH_%-12s %-22s default %s\n      %s\n", o.name, o.type, o.def, o.help);
   fputs("\nExit status: CMD's own; 2 for a usage error; 126/127 if CMD cannot be run.\n", f);
-}
-
-std::string self_dir() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  buf[n] = '\0';
-  std::string p(buf);
-  return p.substr(0, p.rfind('/'));
-}
-
-std::string find_library(const std::string& given) {
-  if (!given.empty()) return given;
-  if (const char* e = getenv("PARWIDTH_LIB")) return e;
-  const std::string dir = self_dir();
-  for (const char* rel :
-       {"/../lib/libparwidth.so", "/libparwidth.so", "/../lib64/libparwidth.so"}) {
-    std::string p = dir + rel;
-    char real[PATH_MAX];
-    if (access(p.c_str(), R_OK) == 0 && realpath(p.c_str(), real)) return real;
-  }
-  return "";
 }
 
 }  // namespace
@@ -122,7 +101,7 @@ int pw_cmd_run(int argc, char** argv) {
       return 2;
     }
   }
-  const std::string so = find_library(lib);
+  const std::string so = pw::cli::find_preload_library(lib);
   if (so.empty() || access(so.c_str(), R_OK) != 0) {
     fprintf(stderr,
             "parwidth run: error: cannot find libparwidth.so (looked next to this program; "

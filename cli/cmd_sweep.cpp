@@ -27,6 +27,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/locate.h"
 #include "graph/json_value.h"
 #include "preload/json.h"
 #include "preload/planning.h"
@@ -101,26 +102,6 @@ bool parse_list(const std::string& text, std::vector<int>* out) {
   std::sort(out->begin(), out->end());
   out->erase(std::unique(out->begin(), out->end()), out->end());
   return !out->empty();
-}
-
-std::string self_dir() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  buf[n] = '\0';
-  std::string p(buf);
-  return p.substr(0, p.rfind('/'));
-}
-
-std::string find_library(const std::string& given) {
-  if (!given.empty()) return given;
-  if (const char* e = getenv("PARWIDTH_LIB")) return e;
-  char real[PATH_MAX];
-  for (const char* rel : {"/../lib/libparwidth.so", "/libparwidth.so"}) {
-    const std::string p = self_dir() + rel;
-    if (access(p.c_str(), R_OK) == 0 && realpath(p.c_str(), real)) return real;
-  }
-  return "";
 }
 
 // One run of cmd. Returns false (with *why) when it cannot be run or exits non-zero.
@@ -341,7 +322,7 @@ int pw_cmd_sweep(int argc, char** argv) {
       return 2;
     }
   }
-  const std::string so = find_library(lib);
+  const std::string so = pw::cli::find_preload_library(lib);
   if (so.empty() || access(so.c_str(), R_OK) != 0) {
     fprintf(stderr,
             "parwidth sweep: error: cannot find libparwidth.so (set --lib or PARWIDTH_LIB)\n");

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""examples/train_tf: a small Inception-style CNN trained on synthetic data.
+"""examples/train_tf: a small Inception-style CNN (or, with --model widedeep,
+a wide-and-deep model with embedding lookups) trained on synthetic data.
 
 Graph mode (tf.compat.v1.Session) by default, a tf.function with --eager.
 Same seed -> same initial weights and data, in both modes. Prints the median
@@ -64,6 +65,40 @@ def forward(v, x, blocks=2):
     return tf.matmul(t, v["fc"])
 
 
+# Wide-and-deep: TABLES embedding tables looked up with IDS ids each (mean
+# pooled), concatenated with dense features into an MLP (the deep part), plus a
+# linear model of the dense features (the wide part). The lookups and the
+# first layers are independent branches: a graph wider than the CNN's.
+TABLES, VOCAB, EMB, IDS, DENSE = 6, 20000, 32, 8, 16
+
+
+def make_widedeep_weights(rng):
+    def dense(cin, cout):
+        return (rng.standard_normal((cin, cout)) * np.sqrt(2.0 / cin)).astype(np.float32)
+
+    w = {f"emb{t}": (rng.standard_normal((VOCAB, EMB)) * 0.05).astype(np.float32)
+         for t in range(TABLES)}
+    for t in range(TABLES):
+        w[f"tower{t}"] = dense(EMB, 64)  # one small tower per table
+    w["deep1"] = dense(64 * TABLES + DENSE, 256)
+    w["deep2"] = dense(256, 128)
+    w["deep_out"] = dense(128, CLASSES)
+    w["wide"] = dense(DENSE, CLASSES)
+    return w
+
+
+def forward_widedeep(v, inputs):
+    dense_x, ids = inputs
+    towers = []
+    for t in range(TABLES):
+        e = tf.reduce_mean(tf.gather(v[f"emb{t}"], ids[:, t, :]), axis=1)
+        towers.append(tf.nn.relu(tf.matmul(e, v[f"tower{t}"])))
+    h = tf.concat(towers + [dense_x], axis=1)
+    h = tf.nn.relu(tf.matmul(h, v["deep1"]))
+    h = tf.nn.relu(tf.matmul(h, v["deep2"]))
+    return tf.matmul(h, v["deep_out"]) + tf.matmul(dense_x, v["wide"])
+
+
 def loss_of(logits, labels):
     return tf.reduce_mean(
         tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
@@ -86,18 +121,43 @@ def proc_threads():
     return out
 
 
+def model_forward(args):
+    return forward_widedeep if args.model == "widedeep" else forward
+
+
+def feed(x, batch):
+    """Placeholder(s) -> values, for either model's inputs."""
+    return dict(zip(x, batch)) if isinstance(x, tuple) else {x: batch}
+
+
+def as_tensors(batch):
+    return tuple(tf.constant(b) for b in batch) if isinstance(batch, tuple) else tf.constant(batch)
+
+
+def sgd(var, grad, lr):
+    """var -= lr * grad; embedding gradients are sparse (IndexedSlices)."""
+    if isinstance(grad, tf.IndexedSlices):
+        return var.scatter_sub(tf.IndexedSlices(lr * grad.values, grad.indices))
+    return var.assign_sub(lr * grad)
+
+
 def run_graph(args, w, xs, ys, lr):
     tf.compat.v1.disable_eager_execution()
     g = tf.Graph()
     with g.as_default():
-        x = tf.compat.v1.placeholder(tf.float32, [args.batch, IMAGE, IMAGE, 3], name="x")
+        if args.model == "widedeep":
+            xd = tf.compat.v1.placeholder(tf.float32, [args.batch, DENSE], name="dense")
+            xi = tf.compat.v1.placeholder(tf.int32, [args.batch, TABLES, IDS], name="ids")
+            x = (xd, xi)
+        else:
+            x = tf.compat.v1.placeholder(tf.float32, [args.batch, IMAGE, IMAGE, 3], name="x")
         y = tf.compat.v1.placeholder(tf.int32, [args.batch], name="y")
         v = {k: tf.Variable(a, name=k) for k, a in w.items()}
-        logits = forward(v, x)
+        logits = model_forward(args)(v, x)
         loss = loss_of(logits, y)
         names = sorted(v)
         grads = tf.gradients(loss, [v[k] for k in names])
-        train = tf.group(*[v[k].assign_sub(lr * gr) for k, gr in zip(names, grads)])
+        train = tf.group(*[sgd(v[k], gr, lr) for k, gr in zip(names, grads)])
         init = tf.compat.v1.global_variables_initializer()
     if args.save_graph:
         # The executed graph, for PARWIDTH_MODEL (e.g. to plan an --eager run).
@@ -113,10 +173,10 @@ def run_graph(args, w, xs, ys, lr):
         losses, times = [], []
         for i in range(args.steps):
             t0 = time.perf_counter()
-            lv, _ = sess.run([loss, train], {x: xs[i % len(xs)], y: ys[i % len(ys)]})
+            lv, _ = sess.run([loss, train], {**feed(x, xs[i % len(xs)]), y: ys[i % len(ys)]})
             times.append(time.perf_counter() - t0)
             losses.append(float(lv))
-        out = sess.run(logits, {x: xs[0]})
+        out = sess.run(logits, feed(x, xs[0]))
         view = {"mode": "graph",
                 "session_config": {"inter_op_parallelism_threads": config.inter_op_parallelism_threads,
                                    "intra_op_parallelism_threads": config.intra_op_parallelism_threads}}
@@ -132,27 +192,29 @@ def run_eager(args, w, xs, ys, lr):
     v = {k: tf.Variable(a, name=k) for k, a in w.items()}
     names = sorted(v)
 
+    fwd = model_forward(args)
+
     @tf.function
     def step(x, y):
         with tf.GradientTape() as tape:
-            loss = loss_of(forward(v, x), y)
+            loss = loss_of(fwd(v, x), y)
         grads = tape.gradient(loss, [v[k] for k in names])
         for k, gr in zip(names, grads):
-            v[k].assign_sub(lr * gr)
+            sgd(v[k], gr, lr)
         return loss
 
     @tf.function
     def infer(x):
-        return forward(v, x)
+        return fwd(v, x)
 
     losses, times = [], []
     for i in range(args.steps):
         t0 = time.perf_counter()
-        lv = step(tf.constant(xs[i % len(xs)]), tf.constant(ys[i % len(ys)]))
+        lv = step(as_tensors(xs[i % len(xs)]), tf.constant(ys[i % len(ys)]))
         lv = float(lv.numpy())
         times.append(time.perf_counter() - t0)
         losses.append(lv)
-    out = infer(tf.constant(xs[0])).numpy()
+    out = infer(as_tensors(xs[0])).numpy()
     view = {"mode": "eager",
             "tf.config.threading": {
                 "inter_op_parallelism_threads": tf.config.threading.get_inter_op_parallelism_threads(),
@@ -162,6 +224,7 @@ def run_eager(args, w, xs, ys, lr):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", choices=["inception", "widedeep"], default="inception")
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
@@ -173,8 +236,15 @@ def main():
     args = ap.parse_args()
 
     rng = np.random.default_rng(args.seed)
-    w = make_weights(rng)
-    xs = [rng.standard_normal((args.batch, IMAGE, IMAGE, 3)).astype(np.float32) for _ in range(4)]
+    if args.model == "widedeep":
+        w = make_widedeep_weights(rng)
+        xs = [(rng.standard_normal((args.batch, DENSE)).astype(np.float32),
+               rng.integers(0, VOCAB, (args.batch, TABLES, IDS)).astype(np.int32))
+              for _ in range(4)]
+    else:
+        w = make_weights(rng)
+        xs = [rng.standard_normal((args.batch, IMAGE, IMAGE, 3)).astype(np.float32)
+              for _ in range(4)]
     ys = [rng.integers(0, CLASSES, args.batch).astype(np.int32) for _ in range(4)]
     run = run_eager if args.eager else run_graph
     losses, out, times, view, threads = run(args, w, xs, ys, 0.05)
@@ -183,6 +253,7 @@ def main():
     steady = times[1:] if len(times) > 1 else times
     result = {
         "mode": view["mode"],
+        "model": args.model,
         "steps": args.steps,
         "batch": args.batch,
         "seed": args.seed,
@@ -196,7 +267,7 @@ def main():
                 if k in os.environ},
         "threads": threads,
     }
-    print(f"mode {result['mode']}  steps {args.steps}  batch {args.batch}  seed {args.seed}")
+    print(f"model {args.model}  mode {result['mode']}  steps {args.steps}  batch {args.batch}  seed {args.seed}")
     print(f"median step {result['median_step_s'] * 1000:.1f} ms")
     for k, val in view.items():
         if k != "mode":

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """bench/frameworks/tf: TensorFlow's defaults against parwidth, side by side in one run.
 
-examples/train_tf.py (the Inception-style CNN, training steps on synthetic data)
-in graph mode (Session) and eager mode (tf.function). Runs alternate between
+examples/train_tf.py's two models (the Inception-style CNN and the wide-and-deep
+model with embedding lookups, training steps on synthetic data) in graph mode
+(Session) and eager mode (tf.function). Runs alternate between
 the two configurations so that drift on the machine hits both alike. Each run's
 figure is its median step time (first step excluded); the table shows the
 median, min and max of those over --runs runs, and the ratio defaults/parwidth
 (> 1: parwidth is faster).
 
     .venv/tf/bin/python bench/frameworks/tf.py [--runs 5] [--steps 30] [--batch 32]
+        [--models inception,widedeep] [--modes graph,eager]
 """
 import argparse
 import json
@@ -32,7 +34,7 @@ def python_for_tf():
     return str(ROOT / ".venv" / "tf" / "bin" / "python")
 
 
-def one_run(py, lib, mode, args, governed, tmp):
+def one_run(py, lib, model, mode, args, governed, tmp):
     out = Path(tmp) / "out.json"
     report = Path(tmp) / "report.json"
     env = {k: v for k, v in os.environ.items()
@@ -44,7 +46,7 @@ def one_run(py, lib, mode, args, governed, tmp):
         # One process at a time here: it owns the whole budget, whatever other
         # governed processes on the machine do (the node registry would share it).
         env["PARWIDTH_NODE"] = "off"
-    cmd = [py, str(ROOT / "examples" / "train_tf.py"), "--steps", str(args.steps),
+    cmd = [py, str(ROOT / "examples" / "train_tf.py"), "--model", model, "--steps", str(args.steps),
            "--batch", str(args.batch), "--json", str(out)] + (["--eager"] if mode == "eager" else [])
     subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=600)
     with open(out) as f:
@@ -63,6 +65,7 @@ def main():
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--modes", default="graph,eager")
+    ap.add_argument("--models", default="inception,widedeep")
     args = ap.parse_args()
     build = Path(os.environ.get("PW_BUILD", ROOT / "build"))
     lib = (build if build.is_absolute() else ROOT / build) / "lib" / "libparwidth.so"
@@ -72,19 +75,21 @@ def main():
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for mode in args.modes.split(","):
-            times = {False: [], True: []}
-            plans = set()
-            for i in range(args.runs):
-                # Alternate which configuration goes first.
-                for governed in ((False, True) if i % 2 == 0 else (True, False)):
-                    t, plan = one_run(py, lib, mode, args, governed, tmp)
-                    times[governed].append(t)
-                    if plan:
-                        plans.add(plan)
-            rows.append((mode, times[False], times[True], ",".join(sorted(plans))))
+        for model in args.models.split(","):
+            for mode in args.modes.split(","):
+                times = {False: [], True: []}
+                plans = set()
+                for i in range(args.runs):
+                    # Alternate which configuration goes first.
+                    for governed in ((False, True) if i % 2 == 0 else (True, False)):
+                        t, plan = one_run(py, lib, model, mode, args, governed, tmp)
+                        times[governed].append(t)
+                        if plan:
+                            plans.add(plan)
+                rows.append((f"{model} {mode}", times[False], times[True],
+                             ",".join(sorted(plans))))
 
-    print(f"TensorFlow: examples/train_tf.py Inception-style CNN, training, batch {args.batch}, "
+    print(f"TensorFlow: examples/train_tf.py ({args.models}), training, batch {args.batch}, "
           f"{args.steps} steps, {args.runs} runs each, interleaved")
     print("step time in ms: median [min, max] over runs of each run's median step")
     hdr = f"{'model':<26}{'defaults':>24}{'parwidth':>24}  {'plan':<6}{'ratio med':>10}{'ratio min':>10}"
@@ -92,11 +97,10 @@ def main():
     print("-" * len(hdr))
 
     def cell(ts):
-        return (f"{statistics.median(ts) * 1e3:.1f} [{min(ts) * 1e3:.1f}, "
-                f"{max(ts) * 1e3:.1f}]")
+        return (f"{statistics.median(ts) * 1e3:.2f} [{min(ts) * 1e3:.2f}, "
+                f"{max(ts) * 1e3:.2f}]")
 
-    for mode, base, gov, plan in rows:
-        name = f"inception-cnn {mode}"
+    for name, base, gov, plan in rows:
         print(f"{name:<26}{cell(base):>24}{cell(gov):>24}  {plan:<6}"
               f"{statistics.median(base) / statistics.median(gov):>10.2f}"
               f"{min(base) / min(gov):>10.2f}")

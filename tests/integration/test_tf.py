@@ -236,3 +236,18 @@ def test_c_api_program(tmp_path):
     _, report, err = tf_run(tmp_path, "capi_cfg", cmd=[exe, model, "3", "3"])
     assert tf_view(err) == (3, 3)
     assert not one_note(report, "session inter_op_parallelism_threads")["applied"]
+
+
+def test_wide_and_deep_session_planned_from_its_embedding_graph(tmp_path):
+    # The second example model: embedding lookups in parallel towers, a wider
+    # graph than the CNN's. Its session is planned from its own graph.
+    args = ["--model", "widedeep", "--batch", "32"]
+    base, _, _ = tf_run(tmp_path, "wd_base", args, preload=False)
+    prog, report, err = tf_run(tmp_path, "wd", args)
+    g = report["graph"]
+    assert g["source"] == "tensorflow session graph"
+    assert g["avg_width"] >= 2, g  # the towers
+    plan = report["plan"]
+    assert plan["pools"] == min(g["avg_width"], g["max_level_width"], plan["slots"])
+    assert tf_view(err) == (plan["pools"], plan["threads"])
+    check_outputs_match(base, prog)
