@@ -6,10 +6,11 @@ from /proc alone when PAPI is unavailable.
 Run: python -m pytest tests/integration (PW_BUILD = the build directory).
 """
 import json
+import subprocess
 
 import pytest
 
-from test_core import BIN, FULL, load, run
+from test_core import BIN, FULL, cpu_list, load, run
 
 ENGINE = BIN / "naive_engine"
 CORES = len(FULL)
@@ -78,3 +79,61 @@ def test_sampler_thread_exists_only_with_the_monitor_on(tmp_path, monitor):
     else:
         assert "parwidth-mon" not in comms
         assert r["monitor"] is None
+
+
+
+STRAY_C = r"""
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Pinned by parwidth when it starts; then it widens its own mask to every CPU
+   (as a library that rebinds its threads would), keeps working for a while,
+   and prints its tid and the CPUs the kernel allows it at the end. */
+static void* worker(void* arg) {
+  (void)arg;
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  sched_getaffinity(getpid(), sizeof all, &all);
+  sched_setaffinity(0, sizeof all, &all);
+  for (int i = 0; i < 1000; ++i) {
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL);
+  }
+  char line[256];
+  FILE* f = fopen("/proc/thread-self/status", "r");
+  while (f && fgets(line, sizeof line, f))
+    if (strncmp(line, "Cpus_allowed_list:", 18) == 0)
+      printf("%ld %s", (long)gettid(), line + 18);
+  if (f) fclose(f);
+  return NULL;
+}
+
+int main(void) {
+  pthread_t t;
+  pthread_create(&t, NULL, worker, NULL);
+  pthread_join(t, NULL);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(CORES < 2, reason="needs at least 2 CPUs")
+def test_a_thread_that_leaves_its_core_is_re_pinned(tmp_path):
+    src, exe, report = tmp_path / "stray.c", tmp_path / "stray", tmp_path / "r.json"
+    src.write_text(STRAY_C)
+    subprocess.run(["gcc", "-O1", "-pthread", "-o", str(exe), str(src)], check=True)
+    p = run([exe], REPORT=report, MONITOR_MS=20)
+    assert p.returncode == 0, p.stderr
+    tid, cpus = p.stdout.split(maxsplit=1)
+    r = load(report)
+    rec = next(t for t in r["threads"] if t["tid"] == int(tid))
+    assert rec["pinned"] and rec["cpu"] is not None
+    # The monitor saw it outside its core and put it back.
+    assert any(a["kind"] == "repin_strays" for a in r["monitor"]["actions"]), r["monitor"]
+    assert r["monitor"]["repinned"] >= 1
+    assert cpu_list(cpus) == {rec["cpu"]}
