@@ -22,6 +22,36 @@ namespace {
 thread_local unsigned t_applied_gen __attribute__((tls_model("initial-exec"))) = 0;
 thread_local bool t_user_set __attribute__((tls_model("initial-exec"))) = false;
 
+// Whether libomp's own binding is to be turned off (decided at activation).
+std::atomic<bool> g_libomp_binding_off{false};
+// kmp_set_defaults of each libomp runtime already told (a process may carry a
+// system libomp and a wheel's private copy).
+constexpr int kRuntimes = 4;
+std::atomic<void*> g_libomp_told[kRuntimes];
+RealSlot g_kmp_set_defaults{"kmp_set_defaults", nullptr, false};
+
+// Turns off the binding of the libomp that the caller uses, once per runtime,
+// before its first parallel region binds anything.
+void libomp_binding_off(const void* caller_pc) {
+  if (!g_libomp_binding_off.load(std::memory_order_relaxed)) return;
+  void* fn = real_for_caller(&g_kmp_set_defaults, caller_pc);
+  if (!fn) return;  // libgomp binds nothing unless asked
+  for (std::atomic<void*>& slot : g_libomp_told) {
+    void* seen = slot.load(std::memory_order_acquire);
+    if (seen == fn) return;
+    if (seen == nullptr) {
+      if (!slot.compare_exchange_strong(seen, fn)) {
+        if (seen == fn) return;
+        continue;
+      }
+      reinterpret_cast<void (*)(const char*)>(fn)("KMP_AFFINITY=disabled");
+      rt::note_framework("libomp", "KMP_AFFINITY (kmp_set_defaults)", "disabled", true,
+                         "libomp would bind every thread to the first pinned thread's core");
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 void omp_before_region(const void* caller_pc) {
@@ -30,6 +60,7 @@ void omp_before_region(const void* caller_pc) {
   const unsigned gen = rt::omp_generation();
   if (t_applied_gen == gen) return;
   t_applied_gen = gen;
+  libomp_binding_off(caller_pc);
   const int cap = rt::omp_cap();
   if (cap <= 0 || (t_user_set && !rt::options().override_user)) return;
   // The runtime the caller uses (a wheel may bundle its own libgomp).
@@ -47,12 +78,9 @@ void omp_on_activate() {
       return;
     }
   }
-  using SetDefaults = void (*)(const char*);
-  auto set_defaults = reinterpret_cast<SetDefaults>(dlsym(RTLD_DEFAULT, "kmp_set_defaults"));
-  if (!set_defaults) return;  // no libomp loaded (libgomp binds nothing by default)
-  set_defaults("KMP_AFFINITY=disabled");
-  rt::note_framework("libomp", "KMP_AFFINITY (kmp_set_defaults)", "disabled", true,
-                     "libomp would bind every thread to the first pinned thread's core");
+  g_libomp_binding_off.store(true, std::memory_order_relaxed);
+  // A libomp linked into the program: before any thread of it can run a region.
+  libomp_binding_off(reinterpret_cast<const void*>(&omp_on_activate));
 }
 
 }  // namespace pw::hooks

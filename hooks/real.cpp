@@ -119,17 +119,21 @@ void* real_for_caller(RealSlot* slot, const void* caller_pc) {
   struct dl_find_object fo;
   const struct link_map* map = nullptr;
   if (_dl_find_object(const_cast<void*>(caller_pc), &fo) == 0) map = fo.dlfo_link_map;
+  // "Not defined anywhere this caller can reach" is cached too: the walk
+  // below opens every loaded object, and an object's reach does not grow.
+  static char not_found;
   for (int i = 0; i < RealSlot::kLocal; ++i) {
     if (slot->local_obj[i].load(std::memory_order_acquire) == map) {
-      if (void* f = slot->local_fn[i].load(std::memory_order_acquire)) return f;
+      void* f = slot->local_fn[i].load(std::memory_order_acquire);
+      if (f == &not_found) return nullptr;
+      if (f) return f;
     }
   }
   void* f = lookup_from(slot->name, map);
-  if (!f) return nullptr;
   for (int i = 0; i < RealSlot::kLocal; ++i) {
     const void* expected = nullptr;
-    if (slot->local_obj[i].compare_exchange_strong(expected, map)) {
-      slot->local_fn[i].store(f, std::memory_order_release);
+    if (map && slot->local_obj[i].compare_exchange_strong(expected, map)) {
+      slot->local_fn[i].store(f ? f : &not_found, std::memory_order_release);
       break;
     }
   }

@@ -26,6 +26,7 @@ if not BUILD.is_absolute():
 LIB = BUILD / "lib" / "libparwidth.so"
 BIN = BUILD / "bin"
 OMP_LIB = BUILD / "lib" / "libomp_teams_lib.so"
+OMP_LIB_CLANG = BUILD / "lib" / "libomp_teams_lib_clang.so"
 
 if not LIB.exists():
     raise RuntimeError(f"{LIB} not found: build first (cmake --build {BUILD}) or set PW_BUILD")
@@ -100,6 +101,13 @@ VARIANTS = {
         lambda: [BIN / "dlopen_omp", require(OMP_LIB)],
         "libomp_teams_lib.so",
         "libgomp.so",
+    ),
+    # LLVM libomp only reachable from an RTLD_LOCAL library, loaded after
+    # parwidth activated: its own binding must still be kept off.
+    "dlopen-libomp": (
+        lambda: [BIN / "dlopen_omp", require(OMP_LIB_CLANG)],
+        "libomp_teams_lib_clang.so",
+        "libomp.so",
     ),
 }
 
@@ -221,6 +229,7 @@ def test_openmp_teams_capped(tmp_path, variant):
         # initialises it (a pinned one): the preload turns that binding off.
         "libomp",
         "dlopen",
+        "dlopen-libomp",
     ],
 )
 @pytest.mark.parametrize("pools", [None, 2])
