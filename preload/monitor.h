@@ -15,6 +15,7 @@ struct Hooks {
   gov::Registry* registry;       // tid -> assigned core set, for strays
   void (*set_omp_cap)(int cap);  // later OpenMP regions use this team cap
   bool apply;                    // govern: apply actions; observe: only record them
+  bool use_papi;                 // PARWIDTH_PAPI: load libpapi, or /proc only
   void (*tick)();                // called on the sampler thread before each sample is judged
                                  // (the node registry's check); may be null
 };

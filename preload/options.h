@@ -32,6 +32,7 @@ struct Options {
   int local_rank = -1;  // -1 = from the launcher
   int local_size = -1;
   std::string cgroup;    // the cgroup directory to read instead of this process's
+  bool papi = false;     // let the monitor load libpapi (off: /proc only; see options.cpp)
   bool node = true;      // join the node registry when no launcher describes the process
   std::string node_dir;  // the registry directory; "" = /dev/shm/parwidth-<uid> (or /tmp)
 };

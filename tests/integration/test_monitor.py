@@ -41,10 +41,16 @@ def test_oversubscription_is_flagged_within_a_second_and_the_cap_lowered(tmp_pat
 
 
 def test_papi_unavailable_still_detects_from_proc(tmp_path):
-    m = oversubscribing(tmp_path, PAPI_DISABLE_COMPONENTS="perf_event")["monitor"]
+    # PAPI asked for, but made unavailable through its own environment.
+    m = oversubscribing(tmp_path, PAPI="on", PAPI_DISABLE_COMPONENTS="perf_event")["monitor"]
     assert m["backend"] == "proc"
-    assert m["papi"]
+    assert m["papi"] and "disabled by option" not in m["papi"]
     assert m["oversubscribed"] is True
+
+
+def test_papi_is_off_by_default(tmp_path):
+    m = oversubscribing(tmp_path)["monitor"]
+    assert m["backend"] == "proc" and m["papi"] == "disabled by option"
 
 
 def test_observe_mode_records_but_does_not_lower_the_cap(tmp_path):

@@ -36,6 +36,7 @@ TEST(Options, DefaultsWithNothingSet) {
   EXPECT_EQ(o.verbose, 0);
   EXPECT_FALSE(o.smt);
   EXPECT_FALSE(o.override_user);
+  EXPECT_FALSE(o.papi) << "libpapi is loaded only on request";
   EXPECT_EQ(o.local_rank, -1);
   EXPECT_EQ(o.local_size, -1);
 }
@@ -98,6 +99,8 @@ const Case kCases[] = {
     {"PARWIDTH_LOCAL_SIZE", "4", true},
     {"PARWIDTH_LOCAL_SIZE", "0", false},
     {"PARWIDTH_CGROUP", "/sys/fs/cgroup", true},
+    {"PARWIDTH_PAPI", "on", true},
+    {"PARWIDTH_PAPI", "sometimes", false},
 };
 
 TEST(Options, EachValueIsAcceptedOrWarnedAbout) {
