@@ -5,35 +5,15 @@
 //
 // A vfork()ed child shares its parent's memory and runs no fork handlers: it
 // must not touch our state. It is recognised by its pid, which differs from
-// the one recorded at load and in the fork handler.
-#include <pthread.h>
+// the one recorded at load and in the fork handler (rt::own_pid).
 #include <unistd.h>
-
-#include <atomic>
 
 #include "hooks/slots.h"
 #include "preload/runtime.h"
 
-namespace pw::hooks {
-namespace {
-
-std::atomic<pid_t> g_pid{0};
-
-void note_pid() {
-  g_pid.store(getpid(), std::memory_order_relaxed);
-}
-
-__attribute__((constructor)) void exit_load() {
-  note_pid();
-  pthread_atfork(nullptr, nullptr, note_pid);
-}
-
-}  // namespace
-}  // namespace pw::hooks
-
 PW_HOOK(void, _exit, (int status)) {
   auto real = PW_REAL(_exit);
-  if (pw::rt::selected() && pw::hooks::g_pid.load(std::memory_order_relaxed) == getpid()) {
+  if (pw::rt::selected() && pw::rt::own_pid() == getpid()) {
     try {
       pw::rt::on_exit();
     } catch (...) {

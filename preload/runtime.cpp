@@ -40,6 +40,7 @@ struct Runtime {
   bool omp_env_explicit = false;
   std::string omp_env_value;
   std::atomic<int> state{kUnselected};
+  std::atomic<pid_t> pid{0};
   bool have_machine = false;
   planning::Planned planned;
   std::string fail_reason;
@@ -429,6 +430,10 @@ const std::vector<int>& process_cpus() {
   return g->process_cpus;
 }
 
+pid_t own_pid() {
+  return g ? g->pid.load(std::memory_order_relaxed) : 0;
+}
+
 void on_load() {
   // A secure-exec (setuid/setgid, capabilities) process is left completely alone.
   if (getauxval(AT_SECURE)) return;
@@ -445,6 +450,7 @@ void on_load() {
     r.names.push_back(base_name(exe));
   }
   if (!opt::process_selected(r.opt, r.names)) return;
+  r.pid.store(getpid(), std::memory_order_relaxed);
   // Read now: a linked-in libgomp has already read it, and later the host may change it.
   if (const char* omp = getenv("OMP_NUM_THREADS")) {
     r.omp_env_explicit = true;
@@ -492,6 +498,7 @@ void on_fork_child() {
   if (!selected()) return;
   Runtime& r = *g;
   r.mu.unlock();
+  r.pid.store(getpid(), std::memory_order_relaxed);
   r.forked_child = true;
   monitor::monitor_after_fork();
   // The registry entry is the parent's; the child plans inside the parent's

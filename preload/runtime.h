@@ -3,6 +3,8 @@
 // it without locks afterwards.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -56,6 +58,10 @@ void note_framework(const std::string& name, const std::string& setting, const s
                     bool applied, const std::string& why);
 // A warning printed once (per key) and kept for the report.
 void warn_once(const std::string& key, const std::string& message);
+
+// The pid recorded at load and in the fork handler: a vfork()ed child (which
+// shares our memory and runs no fork handlers) has another one.
+pid_t own_pid();
 
 // The process's affinity at activation (never narrowed; children inherit it).
 const std::vector<int>& process_cpus();
