@@ -135,7 +135,11 @@ const Row kRows[] = {
      [](const char* s, Options* o, std::string* why) { return nonempty(s, &o->cgroup, why); }},
     // Off by default: libpapi 7.0 initialised on the monitor thread of Open MPI
     // processes corrupted their heap ("malloc(): corrupted top size") in about
-    // 2% of runs here; /proc gives the monitor what it needs.
+    // 2% of runs here. The cores show PAPI_library_init on our thread while the
+    // host's main thread initialises its own topology; libpapi and libpfm call
+    // strtok and putenv, which share process-wide state with the host's own
+    // calls: not safe to run on a background thread inside someone else's
+    // process. /proc gives the monitor what it needs.
     {{"PAPI", "on|off", "off", "let the monitor read PAPI's perf_event counters (loads libpapi)"},
      [](const char* s, Options* o, std::string* why) { return parse_bool(s, &o->papi, why); }},
     {{"NODE", "on|off", "on",
