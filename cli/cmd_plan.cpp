@@ -161,19 +161,7 @@ int pw_cmd_plan(int argc, char** argv) {
     w.begin_object();
     w.key("machine").value(p.machine.source);
     w.key("budget").raw(pw::report::budget_json(p.budget));
-    w.key("graph");
-    if (p.graph.known) {
-      w.begin_object();
-      w.key("source").value(p.graph.source);
-      w.key("heavy").value(p.graph.heavy);
-      w.key("layers").value(p.graph.layers);
-      w.key("avg_width").value(p.graph.avg_width);
-      w.key("max_level_width").value(p.graph.max_level_width);
-      w.key("weighted_parallelism").value(p.graph.weighted_parallelism);
-      w.end_object();
-    } else {
-      w.null();
-    }
+    w.key("graph").raw(pw::report::graph_json(p.graph));
     w.key("plan").raw(pw::report::plan_json(p.plan));
     w.key("warnings").strings(p.warnings);
     w.end_object();

@@ -386,10 +386,10 @@ const char* pool_kind(const std::string& name) {
 
 using pw::hooks::Guard;
 
-PW_HOOK(TF_SessionOptions*, TF_NewSessionOptions, (void)) {
-  auto real = PW_REAL(TF_NewSessionOptions);
-  if (!real) return nullptr;
-  TF_SessionOptions* o = real();
+// A new options object may reuse the address of a freed one: forget what
+// that one was told.
+template <typename T>
+T* fresh_options(T* o) {
   Guard guard;
   if (o && guard.entered() && pw::rt::selected()) {
     try {
@@ -398,6 +398,11 @@ PW_HOOK(TF_SessionOptions*, TF_NewSessionOptions, (void)) {
     }
   }
   return o;
+}
+
+PW_HOOK(TF_SessionOptions*, TF_NewSessionOptions, (void)) {
+  auto real = PW_REAL(TF_NewSessionOptions);
+  return real ? fresh_options(real()) : nullptr;
 }
 
 PW_HOOK(void, TF_SetConfig,
@@ -467,16 +472,7 @@ PW_HOOK(TF_Session*, TF_LoadSessionFromSavedModel,
 
 PW_HOOK(TFE_ContextOptions*, TFE_NewContextOptions, (void)) {
   auto real = PW_REAL(TFE_NewContextOptions);
-  if (!real) return nullptr;
-  TFE_ContextOptions* o = real();
-  Guard guard;
-  if (o && guard.entered() && pw::rt::selected()) {
-    try {
-      pw::hooks::forget_options(o);
-    } catch (...) {
-    }
-  }
-  return o;
+  return real ? fresh_options(real()) : nullptr;
 }
 
 PW_HOOK(void, TFE_ContextOptionsSetConfig,

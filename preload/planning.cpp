@@ -22,26 +22,6 @@ bool env_int(const opt::EnvLookup& env, const char* name, int* out) {
   return true;
 }
 
-std::vector<int> process_affinity() {
-  std::vector<int> cpus;
-  // The main thread's mask (pid == its tid): a pinned worker's narrowed mask
-  // must not become the budget.
-  for (int n = 1024; n <= (1 << 16); n *= 4) {
-    cpu_set_t* set = CPU_ALLOC(n);
-    if (!set) break;
-    const size_t sz = CPU_ALLOC_SIZE(n);
-    CPU_ZERO_S(sz, set);
-    if (sched_getaffinity(getpid(), sz, set) == 0) {
-      for (int c = 0; c < n; ++c)
-        if (CPU_ISSET_S(c, sz, set)) cpus.push_back(c);
-      CPU_FREE(set);
-      return cpus;
-    }
-    CPU_FREE(set);
-  }
-  return cpus;
-}
-
 }  // namespace
 
 bool graph_summary(const std::string& path, GraphSummary* out, std::string* err) {
@@ -185,7 +165,9 @@ bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::
   topo::BudgetInputs in;
   in.smt = o.smt;
   in.use_affinity = !described;
-  if (in.use_affinity) in.affinity = process_affinity();
+  // The main thread's mask (pid == its tid): a pinned worker's narrowed mask
+  // must not become the budget.
+  if (in.use_affinity) topo::affinity_read(&in.affinity, &why, getpid());
   // A described machine gets cgroup limits only from an explicit PARWIDTH_CGROUP.
   in.use_cgroup = false;
   if (!o.cgroup.empty()) {

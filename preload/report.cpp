@@ -45,6 +45,20 @@ std::string plan_json(const gov::Plan& p) {
   return w.str();
 }
 
+std::string graph_json(const planning::GraphSummary& g) {
+  if (!g.known) return "null";
+  json::Writer w;
+  w.begin_object();
+  w.key("source").value(g.source);
+  w.key("heavy").value(g.heavy);
+  w.key("layers").value(g.layers);
+  w.key("avg_width").value(g.avg_width);
+  w.key("max_level_width").value(g.max_level_width);
+  w.key("weighted_parallelism").value(g.weighted_parallelism);
+  w.end_object();
+  return w.str();
+}
+
 std::string report_json(const Input& in) {
   json::Writer w;
   w.begin_object();
@@ -59,19 +73,7 @@ std::string report_json(const Input& in) {
     w.raw(budget_json(p->budget));
   else
     w.null();
-  w.key("graph");
-  if (p && p->graph.known) {
-    w.begin_object();
-    w.key("source").value(p->graph.source);
-    w.key("heavy").value(p->graph.heavy);
-    w.key("layers").value(p->graph.layers);
-    w.key("avg_width").value(p->graph.avg_width);
-    w.key("max_level_width").value(p->graph.max_level_width);
-    w.key("weighted_parallelism").value(p->graph.weighted_parallelism);
-    w.end_object();
-  } else {
-    w.null();
-  }
+  w.key("graph").raw(p ? graph_json(p->graph) : "null");
   w.key("plan");
   if (p)
     w.raw(plan_json(p->plan));

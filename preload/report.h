@@ -36,6 +36,8 @@ std::string report_json(const Input& in);
 // The budget and plan objects (also used by `parwidth plan --json`).
 std::string budget_json(const topo::Budget& b);
 std::string plan_json(const gov::Plan& p);
+// The graph object, or "null" when no graph is known.
+std::string graph_json(const planning::GraphSummary& g);
 
 // Writes PARWIDTH_REPORT (if set) atomically, and the summary on stderr at
 // VERBOSE >= 1. "%p" in the path is the pid; a forked child without "%p"

@@ -78,16 +78,6 @@ std::string base_name(const char* path) {
   return s ? s + 1 : path;
 }
 
-std::vector<int> current_affinity() {
-  std::vector<int> cpus;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return cpus;
-}
-
 // ---- node registry ---------------------------------------------------------------------------
 
 std::vector<gov::NodeCore> node_cores_of(const topo::Budget& b) {
@@ -237,7 +227,9 @@ void activate() {
   Runtime& r = *g;
   planning::Planned p;
   std::string err;
-  r.process_cpus = current_affinity();
+  std::string why;
+  r.process_cpus.clear();
+  topo::affinity_read(&r.process_cpus, &why, getpid());
   const opt::EnvLookup env = env_lookup;
   if (!planning::plan_process(r.opt, env, r.have_machine ? &r.planned.machine : nullptr, &p,
                               &err)) {

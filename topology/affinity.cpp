@@ -9,14 +9,14 @@
 
 namespace pw::topo {
 
-Status affinity_read(std::vector<int>* out, std::string* err) {
+Status affinity_read(std::vector<int>* out, std::string* err, pid_t tid) {
   // cpu_set_t has 1024 bits; the kernel refuses (EINVAL) a mask smaller than its own, so grow.
   for (int n = 1024; n <= (1 << 20); n *= 2) {
     cpu_set_t* set = CPU_ALLOC(n);
     if (set == nullptr) break;
     size_t size = CPU_ALLOC_SIZE(n);
     CPU_ZERO_S(size, set);
-    if (sched_getaffinity(0, size, set) != 0) {
+    if (sched_getaffinity(tid, size, set) != 0) {
       int e = errno;
       CPU_FREE(set);
       if (e == EINVAL) continue;

@@ -9,6 +9,8 @@
 // here throws, aborts or prints.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -58,7 +60,7 @@ Status cgroup_read(const std::string& leaf_dir, CgroupLimits* out, std::string* 
 Status cgroup_self_limits(CgroupLimits* out, std::string* err);
 
 // This process's affinity mask (sched_getaffinity, any CPU count), ascending.
-Status affinity_read(std::vector<int>* out, std::string* err);
+Status affinity_read(std::vector<int>* out, std::string* err, pid_t tid = 0);
 
 // What restricts the budget, beyond the machine itself.
 struct BudgetInputs {
