@@ -78,7 +78,7 @@ void input_resolve(const std::string& name, TI* t, Run* run, bool top) {
   }
   std::string which;
   for (size_t i = 0; i < t->dims.size(); ++i) {
-    if (t->dims[i] >= 0) continue;
+    if (shape::dim_ok(t->dims[i])) continue;
     t->dims[i] = 1;
     which += (which.empty() ? "" : ",") + std::to_string(i);
   }
