@@ -42,7 +42,8 @@ bool tf_quiet(const std::string& op) {
                                           "AssignSub",
                                           "AssignAddVariableOp",
                                           "AssignSubVariableOp",
-                                          "DestroyResourceOp"};
+                                          "DestroyResourceOp",
+                                          "DisableCopyOnRead"};
   return s.count(op) > 0;
 }
 
@@ -235,9 +236,13 @@ Status shapes_infer(Graph* g, const InputShapes& given, std::vector<std::string>
                (count == 1 ? " node" : " nodes") +
                "): its outputs and what depends on them are unknown; it costs the default "
                "(FLOPs unknown: 0 in work and span)");
+    std::string names;
+    for (const std::string& in : g->inputs)
+      if (names.size() < 400) names += (names.empty() ? "" : ", ") + in;
     for (const auto& [name, dims] : given)
       if (!run.used_given.count(name))
-        run.warn("shapes: --input-shape names '" + name + "', which is no input of the model");
+        run.warn("shapes: --input-shape names '" + name + "', which is no input of the model (" +
+                 (names.empty() ? std::string("it has none") : "inputs: " + names) + ")");
     return Status::kOk;
   } catch (const std::bad_alloc&) {
     if (err) *err = "out of memory inferring shapes";

@@ -493,6 +493,38 @@ TEST(ShapesTf, ConcatV2ReshapeAndOutputShapesFallback) {
   EXPECT_EQ(dims(b.at(5)), (Dims{3, 2}));
 }
 
+TEST(ShapesTf, StridedSliceMasksAndSegments) {
+  // x[:, 1] of a 4x3 int32 (shrink axis 1; begin/end masks on axis 0), as tf.keras writes
+  // a column pick; then x[::-2] on a 7-vector.
+  Builder b(Format::kTfGraphDef);
+  b.tf("x", "Placeholder", {}, {ais("shape", {4, 3}), ai("dtype", int64_t(DType::kInt32))});
+  auto konst = [&](const std::string& name, Dims v) {
+    Node& c = b.tf(name, "Const", {});
+    Attr a;
+    a.name = "value", a.kind = Attr::Kind::kTensor;
+    a.tensor.rank = 1, a.tensor.dims = {int64_t(v.size())}, a.tensor.dtype = DType::kInt32;
+    a.tensor.values = v, a.tensor.has_values = true;
+    c.attrs.push_back(a);
+  };
+  konst("b0", {0, 1});
+  konst("e0", {0, 2});
+  konst("s0", {1, 1});
+  b.tf("col", "StridedSlice", {"x", "b0", "e0", "s0"},
+       {ai("begin_mask", 1), ai("end_mask", 1), ai("shrink_axis_mask", 2)});
+  b.tf("v", "Placeholder", {}, {ais("shape", {7})});
+  konst("b1", {0});
+  konst("e1", {0});
+  konst("s1", {-2});
+  b.tf("rev", "StridedSlice", {"v", "b1", "e1", "s1"}, {ai("begin_mask", 1), ai("end_mask", 1)});
+  konst("nseg", {5});
+  b.tf("seg", "UnsortedSegmentSum", {"x", "col", "nseg"});
+  b.run();
+  EXPECT_EQ(dims(b.at(4)), (Dims{4}));
+  EXPECT_DOUBLE_EQ(b.at(4).flops, 0.0);  // a copy
+  EXPECT_EQ(dims(b.at(9)), (Dims{4}));   // indices 6, 4, 2, 0
+  EXPECT_EQ(dims(b.last()), (Dims{5, 3}));
+}
+
 // ---------------------------------------------------------------- work and span
 
 TEST(WorkSpan, DiamondByHand) {
