@@ -61,7 +61,7 @@ struct Run {
 // A graph input's shape: given by the user, else the file's with unknown dims taken as 1.
 void input_resolve(const std::string& name, TI* t, Run* run, bool top) {
   auto it = run->given.find(name);
-  if (it == run->given.end() && name.size() > 2 && name.compare(name.size() - 2, 2, ":0") != 0)
+  if (it == run->given.end() && (name.size() < 2 || name.compare(name.size() - 2, 2, ":0") != 0))
     it = run->given.find(name + ":0");
   if (it != run->given.end()) {
     run->used_given.insert(it->first);

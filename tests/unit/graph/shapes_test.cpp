@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "graph/graph.h"
+#include "tests/unit/graph/test_util.h"
 
 namespace pw::graph {
 namespace {
@@ -583,6 +585,109 @@ TEST(WorkSpan, WeightedParallelismUsesFlopsOnlyWhenEveryHeavyNodeHasThem) {
   b.run();
   ASSERT_EQ(stats_compute(b.g, &s, &err), Status::kOk);
   EXPECT_EQ(s.costs, "unit");
+}
+
+// ---------------------------------------------------------------- from the bytes
+
+std::string fixed32(uint32_t n, float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, 4);
+  std::string s = test::varint((uint64_t(n) << 3) | 5);
+  for (int i = 0; i < 4; ++i) s.push_back(char((u >> (8 * i)) & 0xFF));
+  return s;
+}
+std::string le64(int64_t v) {
+  std::string s;
+  for (int i = 0; i < 8; ++i) s.push_back(char((uint64_t(v) >> (8 * i)) & 0xFF));
+  return s;
+}
+
+TEST(ShapesFromBytes, OnnxAttributesInitializerValuesAndInputs) {
+  using namespace test;  // NOLINT: encoding helpers
+  auto attr_ints = [](const std::string& n, Dims v) {
+    std::string a = field_bytes(1, n);
+    for (int64_t x : v) a += field_varint(8, uint64_t(x));
+    return field_bytes(5, a + field_varint(20, 7));
+  };
+  auto dim = [](const std::string& sym, int64_t v) {
+    return field_bytes(1, sym.empty() ? field_varint(1, uint64_t(v)) : field_bytes(2, sym));
+  };
+  const std::string shape = field_bytes(2, dim("N", 0) + dim("", 3) + dim("", 8) + dim("", 8));
+  const std::string x_info =
+      field_bytes(1, "x") + field_bytes(2, field_bytes(1, field_varint(1, 1) + shape));
+  const std::string target =
+      field_bytes(5, field_varint(1, 2) + field_varint(2, 7) + field_bytes(8, "target") +
+                         field_bytes(9, le64(1) + le64(-1)));
+  const std::string conv_attrs =
+      attr_ints("kernel_shape", {3, 3}) + attr_ints("pads", {1, 1, 1, 1}) +
+      field_bytes(5, field_bytes(1, "auto_pad") + field_bytes(4, "NOTSET") + field_varint(20, 3)) +
+      field_bytes(5, field_bytes(1, "alpha") + fixed32(2, 0.5f) + field_varint(20, 1));
+  const std::string g = onnx_initializer("W", {4, 3, 3, 3}) + target + field_bytes(11, x_info) +
+                        onnx_node("Conv", {"x", "W"}, {"c"}, "conv", conv_attrs) +
+                        onnx_node("Reshape", {"c", "target"}, {"y"}, "r") +
+                        field_bytes(12, field_bytes(1, "y"));
+  const std::string bytes = onnx_model(g);
+  Graph graph;
+  std::string err;
+  ASSERT_EQ(model_parse(bytes.data(), bytes.size(), Format::kOnnx, &graph, &err), Status::kOk)
+      << err;
+  EXPECT_EQ(graph.inputs, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(graph.outputs, (std::vector<std::string>{"y"}));
+  const Node& conv = graph.nodes[0];
+  EXPECT_EQ(conv.attr_ints("pads"), (Dims{1, 1, 1, 1}));
+  EXPECT_EQ(conv.attr_string("auto_pad", "?"), "NOTSET");
+  EXPECT_DOUBLE_EQ(conv.attr_float("alpha", 0), 0.5);
+  EXPECT_EQ(conv.attr_int("group", 1), 1);  // absent: the default
+  const TensorInfo& t = graph.tensors.at("target");
+  EXPECT_TRUE(t.constant);
+  EXPECT_EQ(t.dtype, DType::kInt64);
+  EXPECT_EQ(t.values, (Dims{1, -1}));
+  EXPECT_EQ(graph.tensors.at("x").dims, (Dims{-1, 3, 8, 8}));  // N is symbolic
+  ASSERT_EQ(graph.nodes[1].sources.size(), 2u);
+  EXPECT_EQ(graph.nodes[1].sources[0].node, 0);
+  EXPECT_EQ(graph.nodes[1].sources[1].node, -1);  // an initializer
+  std::vector<std::string> w;
+  ASSERT_EQ(shapes_infer(&graph, {}, &w, &err), Status::kOk);
+  EXPECT_EQ(graph.nodes[0].shape, (Dims{1, 4, 8, 8}));
+  EXPECT_EQ(graph.nodes[1].shape, (Dims{1, 256}));
+  EXPECT_EQ(w.size(), 1u);  // N taken as 1
+}
+
+TEST(ShapesFromBytes, TfAttrsPlaceholderShapeAndConstTensor) {
+  using namespace test;  // NOLINT: encoding helpers
+  auto attr = [](const std::string& key, const std::string& value) {
+    return field_bytes(5, field_bytes(1, key) + field_bytes(2, value));
+  };
+  auto tshape = [](Dims d) {
+    std::string s;
+    for (int64_t v : d) s += field_bytes(2, field_varint(1, uint64_t(v)));
+    return s;
+  };
+  const std::string x = field_bytes(1, "x") + field_bytes(2, "Placeholder") +
+                        attr("dtype", field_varint(6, 1)) +
+                        attr("shape", field_bytes(7, tshape({-1, 8, 8, 3})));
+  const std::string f =
+      field_bytes(1, "f") + field_bytes(2, "Const") +
+      attr("value", field_bytes(8, field_varint(1, 1) + field_bytes(2, tshape({3, 3, 3, 4}))));
+  std::string strides;
+  for (int v : {1, 2, 2, 1}) strides += varint(uint64_t(v));
+  const std::string c = field_bytes(1, "c") + field_bytes(2, "Conv2D") + field_bytes(3, "x") +
+                        field_bytes(3, "f") + attr("padding", field_bytes(2, "SAME")) +
+                        attr("strides", field_bytes(1, field_bytes(3, strides))) +
+                        attr("T", field_varint(6, 1));
+  const std::string bytes = tf_graph({x, f, c});
+  Graph graph;
+  std::string err;
+  ASSERT_EQ(model_parse(bytes.data(), bytes.size(), Format::kTfGraphDef, &graph, &err), Status::kOk)
+      << err;
+  EXPECT_EQ(graph.inputs, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(graph.nodes[2].attr_ints("strides"), (Dims{1, 2, 2, 1}));
+  EXPECT_EQ(graph.nodes[2].attr_int("T", 0), int64_t(DType::kFloat));
+  std::vector<std::string> w;
+  ASSERT_EQ(shapes_infer(&graph, {{"x:0", {2, 8, 8, 3}}}, &w, &err), Status::kOk);
+  EXPECT_TRUE(w.empty());
+  EXPECT_EQ(graph.nodes[2].shape, (Dims{2, 4, 4, 4}));
+  EXPECT_DOUBLE_EQ(graph.nodes[2].flops, 2.0 * 128 * 27);
 }
 
 // ---------------------------------------------------------------- input shapes syntax
