@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/libraries.h"
 #include "graph/graph.h"
 #include "preload/json.h"
 #include "preload/planning.h"
@@ -127,7 +128,9 @@ void topo_usage(FILE* f) {
       "usage: parwidth topo [--topology T] [--cpus LIST] [--smt] [--cgroup DIR] [--json]\n"
       "\n"
       "Prints the CPU budget (sockets, cores, CPUs) and where each limit came from:\n"
-      "affinity, cgroup cpuset and cpu.max quota, PARWIDTH_CPUS, local rank share.\n",
+      "affinity, cgroup cpuset and cpu.max quota, PARWIDTH_CPUS, local rank share;\n"
+      "and which of the optional libraries the preload loads when present (hwloc,\n"
+      "PAPI, libunwind) this machine has.\n",
       f);
 }
 
@@ -205,6 +208,7 @@ int pw_cmd_topo(int argc, char** argv) {
   if (int rc = parse_common(argc, argv, false, topo_usage, &c); rc >= 0) return rc;
   pw::planning::Planned p;
   if (int rc = plan_or_fail(c, &p)) return rc;
+  const std::vector<pw::cli::OptionalLibrary> libs = pw::cli::optional_libraries_probe();
   if (c.json) {
     pw::json::Writer w;
     w.begin_object();
@@ -218,11 +222,29 @@ int pw_cmd_topo(int argc, char** argv) {
     w.end_array();
     w.key("budget").raw(pw::report::budget_json(p.budget));
     w.key("local_from").value(p.local_from);
+    w.key("libraries").begin_array();
+    for (const pw::cli::OptionalLibrary& l : libs) {
+      w.begin_object().key("name").value(l.name).key("soname").value(l.soname);
+      w.key("package").value(l.package).key("found").value(l.found);
+      w.key("path").value(l.path).key("use").value(l.use).end_object();
+    }
+    w.end_array();
     w.key("warnings").strings(p.warnings);
     w.end_object();
     printf("%s\n", w.str().c_str());
     return 0;
   }
   print_budget_text(p);
+  // One line a person can paste into a bug report, then what each one is for.
+  std::string found, missing;
+  for (const pw::cli::OptionalLibrary& l : libs) {
+    std::string& list = l.found ? found : missing;
+    list += (list.empty() ? "" : ", ") + std::string(l.name);
+  }
+  printf("libraries: found %s; not found %s\n", found.empty() ? "none" : found.c_str(),
+         missing.empty() ? "none" : missing.c_str());
+  for (const pw::cli::OptionalLibrary& l : libs)
+    printf("  %-9s %s: %s\n            %s\n", l.name, l.found ? "found" : "not found",
+           l.path.c_str(), l.use);
   return 0;
 }

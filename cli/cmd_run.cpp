@@ -31,8 +31,9 @@ void usage(FILE* f) {
       "  --cpus LIST      restrict the budget (PARWIDTH_CPUS)\n"
       "  --pin MODE       none | pool | core (PARWIDTH_PIN)\n"
       "  --verbose N      0..3 (PARWIDTH_VERBOSE)\n"
-      "  --lib PATH       the preload library (default: ../lib/libparwidth.so next to\n"
-      "                   this program, or $PARWIDTH_LIB)\n"
+      "  --lib PATH       the preload library (default: $PARWIDTH_LIB, else\n"
+      "                   ../lib/libparwidth.so next to this program; see\n"
+      "                   `parwidth --print-lib`)\n"
       "  -h, --help       this help\n"
       "\n"
       "Environment options:\n",

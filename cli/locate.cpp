@@ -2,13 +2,18 @@
 #include "cli/locate.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <unistd.h>
 
-#include <cstdlib>
+#ifndef PW_LIB_FROM_BIN
+#define PW_LIB_FROM_BIN "../lib"
+#endif
 
 namespace pw::cli {
 namespace {
 
+// /proc/self/exe is the real path: a symlink to the command (a venv's bin/,
+// /usr/local/bin) still finds the library beside the real file.
 std::string self_dir() {
   char buf[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -18,19 +23,22 @@ std::string self_dir() {
   return p.substr(0, p.rfind('/'));
 }
 
+std::string readable_real_path(const std::string& p) {
+  char real[PATH_MAX];
+  if (access(p.c_str(), R_OK) == 0 && realpath(p.c_str(), real)) return real;
+  return "";
+}
+
 }  // namespace
 
 std::string find_preload_library(const std::string& given) {
   if (!given.empty()) return given;
-  if (const char* e = getenv("PARWIDTH_LIB")) return e;
-  const std::string dir = self_dir();
-  for (const char* rel :
-       {"/../lib/libparwidth.so", "/libparwidth.so", "/../lib64/libparwidth.so"}) {
-    const std::string p = dir + rel;
-    char real[PATH_MAX];
-    if (access(p.c_str(), R_OK) == 0 && realpath(p.c_str(), real)) return real;
-  }
-  return "";
+  if (const char* e = getenv("PARWIDTH_LIB"); e && *e) return readable_real_path(e);
+  return readable_real_path(default_preload_path());
+}
+
+std::string default_preload_path() {
+  return self_dir() + "/" PW_LIB_FROM_BIN "/libparwidth.so";
 }
 
 }  // namespace pw::cli

@@ -5,8 +5,14 @@
 
 namespace pw::cli {
 
-// `given` if not empty, else $PARWIDTH_LIB, else libparwidth.so next to this
-// program (../lib, the same directory, ../lib64), resolved; "" if none is readable.
+// `given` if not empty, else $PARWIDTH_LIB, else the one layout rule: the
+// preload is PW_LIB_FROM_BIN/libparwidth.so relative to the directory of this
+// program's real path (../lib/libparwidth.so: the build tree, `cmake
+// --install`, the .deb and the wheel's package directory). Resolved to a real
+// path; "" if none is readable.
 std::string find_preload_library(const std::string& given);
+
+// Where the layout rule puts the preload for this program, not resolved.
+std::string default_preload_path();
 
 }  // namespace pw::cli

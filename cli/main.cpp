@@ -1,8 +1,10 @@
 // cli/main: `parwidth <command>` dispatch and top-level help.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "cli/commands.h"
+#include "cli/locate.h"
 
 namespace {
 
@@ -12,13 +14,20 @@ const char kUsage[] =
     "A thread governor for deep-learning programs on CPUs.\n"
     "\n"
     "commands:\n"
-    "  run [options] -- CMD [ARGS...]   run CMD with libparwidth.so preloaded\n"
-    "  plan [options]                   the plan for this process's budget, or a described "
+    "  run [options] -- CMD [ARGS...]     run CMD with libparwidth.so preloaded\n"
+    "  plan [options]                     the plan for this process's budget, or a described "
     "machine\n"
-    "  topo [options]                   the CPU budget and where each limit came from\n"
-    "  width MODEL [--json]             a model graph's width statistics\n"
-    "  sweep [options] -- CMD [ARGS...] time CMD over a grid of pools x intra, the plan and the "
+    "  topo [options]                     the CPU budget, where each limit came from, optional "
+    "libraries\n"
+    "  width MODEL [--json]               a model graph's width statistics\n"
+    "  sweep [options] -- CMD [ARGS...]   time CMD over a grid of pools x intra, the plan and the "
     "default\n"
+    "\n"
+    "options:\n"
+    "  --print-lib                        print the path of libparwidth.so, for\n"
+    "                                     LD_PRELOAD=$(parwidth --print-lib) CMD\n"
+    "  --version                          print the version\n"
+    "  -h, --help                         this help\n"
     "\n"
     "Run `parwidth <command> --help` for a command's options. Every PARWIDTH_*\n"
     "environment option is listed by `parwidth run --help`.\n";
@@ -37,6 +46,17 @@ int main(int argc, char** argv) {
   }
   if (!strcmp(cmd, "--version")) {
     puts("parwidth 0.1.0");
+    return 0;
+  }
+  if (!strcmp(cmd, "--print-lib")) {
+    const std::string so = pw::cli::find_preload_library("");
+    if (so.empty()) {
+      fprintf(stderr, "parwidth: error: cannot read %s (PARWIDTH_LIB overrides)\n",
+              getenv("PARWIDTH_LIB") ? getenv("PARWIDTH_LIB")
+                                     : pw::cli::default_preload_path().c_str());
+      return 1;
+    }
+    puts(so.c_str());
     return 0;
   }
   if (!strcmp(cmd, "run")) return pw_cmd_run(argc - 1, argv + 1);

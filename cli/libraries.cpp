@@ -1,0 +1,47 @@
+// cli/libraries: probing the optional libraries the preload dlopens.
+#include "cli/libraries.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+namespace pw::cli {
+
+std::vector<OptionalLibrary> optional_libraries_probe() {
+  // The sonames are the ones topology/hwloc_backend.cpp, counters/papi.cpp and
+  // hooks/creator.cpp pass to dlopen; the packages are packaging/'s Recommends.
+  std::vector<OptionalLibrary> libs = {
+      {"hwloc",
+       "libhwloc.so.15",
+       "libhwloc15",
+       "machine topology (sockets, cores, SMT); without it, sysfs",
+       false,
+       {}},
+      {"PAPI",
+       "libpapi.so.7.0",
+       "libpapi7.0",
+       "perf_event counters for the monitor with PARWIDTH_PAPI=on; without it, /proc only",
+       false,
+       {}},
+      {"libunwind",
+       "libunwind.so.8",
+       "libunwind8",
+       "names the library behind a std::thread in the report; without it, the wrapper's name",
+       false,
+       {}},
+  };
+  for (OptionalLibrary& l : libs) {
+    void* h = dlopen(l.soname, RTLD_LAZY | RTLD_LOCAL);
+    if (h == nullptr) {
+      const char* e = dlerror();
+      l.path = e ? e : "not found";
+      continue;
+    }
+    l.found = true;
+    struct link_map* map = nullptr;
+    l.path = dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 && map ? map->l_name : l.soname;
+    dlclose(h);
+  }
+  return libs;
+}
+
+}  // namespace pw::cli
