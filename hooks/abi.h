@@ -101,6 +101,10 @@ void MKL_Set_Num_Threads(int n);
 void mkl_set_num_threads(int n);
 void bli_thread_set_num_threads(long n);
 
+// ONNX Runtime's C API entry (onnxruntime_c_api.h), exported by libonnxruntime.so;
+// the table it leads to is changed in place by hooks/ort_capi.cpp.
+typedef struct OrtApiBase OrtApiBase;
+const OrtApiBase* OrtGetApiBase(void);
 // Not a hook: parwidth's own entry for its Python startup hook
 // (python/sitecustomize.py, hooks/python.cpp), found with ctypes.CDLL(None).
 int parwidth_python(const char* op, const char* args, const void* data, size_t size, char* reply,

@@ -29,11 +29,11 @@ namespace pw::hooks {
 namespace {
 
 struct Library {
-  const char* name;        // the report's name
-  const char* file_part;   // a substring of the object's file name
-  const char* set[4];      // thread-count setters, first found wins
-  const char* get[4];      // the matching getters, same order
-  const char* env[4];      // environment variables the library reads, in its order
+  const char* name;       // the report's name
+  const char* file_part;  // a substring of the object's file name
+  const char* set[4];     // thread-count setters, first found wins
+  const char* get[4];     // the matching getters, same order
+  const char* env[4];     // environment variables the library reads, in its order
 };
 
 const Library kLibraries[] = {
@@ -74,9 +74,9 @@ struct Found {
 
 // Never destroyed: hooks may run while the process exits.
 struct BlasState {
-  std::mutex mu;                      // the sweep (one at a time)
+  std::mutex mu;                            // the sweep (one at a time)
   std::atomic<unsigned long long> adds{0};  // dlpi_adds at the last sweep
-  std::vector<ElfW(Addr)> seen;       // bases of objects already handled
+  std::vector<ElfW(Addr)> seen;             // bases of objects already handled
   // The user's own set calls, per defining object (base), through our hooks.
   std::mutex user_mu;
   std::vector<std::pair<ElfW(Addr), std::string>> user_calls;
@@ -191,9 +191,8 @@ int decide(const Found& f, const char* trigger, int before) {
   n.set_by = d.changes() ? "parwidth" : who.empty() ? "library default" : "user: " + who;
   n.applied = d.changes();
   n.why = std::string(gov::setting_verdict_text(d.verdict)) + "; plan threads per pool " +
-          std::to_string(in.plan) + (who.empty() || d.verdict == gov::SettingVerdict::kKeep
-                                         ? ""
-                                         : " (was " + who + ")") +
+          std::to_string(in.plan) +
+          (who.empty() || d.verdict == gov::SettingVerdict::kKeep ? "" : " (was " + who + ")") +
           "; found " + trigger;
   rt::note_pool(n);
   rt::note_framework(n.library, n.object + " thread pool", std::to_string(n.after), n.applied,
@@ -262,9 +261,9 @@ int blas_user_set(const char* function, int n, const void* caller_pc, const void
     const gov::SettingDecision d = gov::setting_decide(in);
     Dl_info di;
     rt::PoolNote note;
-    note.library = strstr(function, "MKL") || strstr(function, "mkl")   ? "mkl"
-                   : strstr(function, "bli")                           ? "blis"
-                                                                       : "openblas";
+    note.library = strstr(function, "MKL") || strstr(function, "mkl") ? "mkl"
+                   : strstr(function, "bli")                          ? "blis"
+                                                                      : "openblas";
     note.object = dladdr(real, &di) && di.dli_fname ? base_name(di.dli_fname) : "";
     note.before = -1;  // the library's count before the call is not read here
     note.after = d.value > 0 ? d.value : n;
@@ -283,14 +282,14 @@ int blas_user_set(const char* function, int n, const void* caller_pc, const void
 }  // namespace pw::hooks
 
 // BLIS counts in dim_t (64-bit); the others in int.
-#define PW_BLAS_SET_HOOK(name, type)                                                     \
-  PW_HOOK(void, name, (type n)) {                                                        \
-    auto real = PW_REAL(name);                                                           \
-    if (!real) return;                                                                   \
-    const int asked = n > 4096 ? 4096 : static_cast<int>(n);                             \
-    const int v = pw::hooks::blas_user_set(#name, asked, __builtin_return_address(0),    \
-                                           reinterpret_cast<const void*>(real));         \
-    real(v == asked ? n : static_cast<type>(v));                                         \
+#define PW_BLAS_SET_HOOK(name, type)                                                  \
+  PW_HOOK(void, name, (type n)) {                                                     \
+    auto real = PW_REAL(name);                                                        \
+    if (!real) return;                                                                \
+    const int asked = n > 4096 ? 4096 : static_cast<int>(n);                          \
+    const int v = pw::hooks::blas_user_set(#name, asked, __builtin_return_address(0), \
+                                           reinterpret_cast<const void*>(real));      \
+    real(v == asked ? n : static_cast<type>(v));                                      \
   }
 
 PW_BLAS_SET_HOOK(openblas_set_num_threads, int)

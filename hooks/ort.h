@@ -9,10 +9,10 @@ namespace pw::hooks {
 
 // The program's own SessionOptions, as far as they matter to the plan.
 struct OrtUserOptions {
-  int intra = 0;         // intra_op_num_threads (0: ORT's default)
-  int inter = 0;         // inter_op_num_threads
-  bool parallel = false; // execution_mode == ORT_PARALLEL
-  int spin = -1;         // session.intra_op.allow_spinning: -1 unset, 0, 1
+  int intra = 0;          // intra_op_num_threads (0: ORT's default)
+  int inter = 0;          // inter_op_num_threads
+  bool parallel = false;  // execution_mode == ORT_PARALLEL
+  int spin = -1;          // session.intra_op.allow_spinning: -1 unset, 0, 1
 };
 
 // What parwidth sets on top of them; -1 = leave as the program had it.
