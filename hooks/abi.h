@@ -13,6 +13,7 @@ extern "C" {
 // OpenMP API (omp.h is not included: libgomp's and libomp's headers differ).
 void omp_set_num_threads(int n);
 int omp_get_max_threads(void);
+int omp_get_num_procs(void);
 
 // libgomp's ABI (GCC's codegen for #pragma omp parallel); libomp implements it too.
 void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);

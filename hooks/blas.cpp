@@ -34,6 +34,7 @@ struct Library {
   const char* set[4];     // thread-count setters, first found wins
   const char* get[4];     // the matching getters, same order
   const char* env[4];     // environment variables the library reads, in its order
+  int unset;              // the count a getter value <= 0 stands for (0: unknown)
 };
 
 const Library kLibraries[] = {
@@ -43,24 +44,30 @@ const Library kLibraries[] = {
       "scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads"},
      {"openblas_get_num_threads", "openblas_get_num_threads64_",
       "scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads"},
-     {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS", nullptr}},
+     {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS", nullptr},
+     0},
     // Debian's libblas.so.3 from OpenBLAS: a front whose calls land in
     // libopenblas.so.0 (the dladdr check below keeps the one that defines them).
     {"openblas",
      "libblas",
      {"openblas_set_num_threads", nullptr, nullptr, nullptr},
      {"openblas_get_num_threads", nullptr, nullptr, nullptr},
-     {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS", nullptr}},
+     {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS", nullptr},
+     0},
     {"mkl",
      "mkl_rt",
      {"MKL_Set_Num_Threads", nullptr, nullptr, nullptr},
      {"MKL_Get_Max_Threads", nullptr, nullptr, nullptr},
-     {"MKL_NUM_THREADS", "OMP_NUM_THREADS", nullptr, nullptr}},
+     {"MKL_NUM_THREADS", "OMP_NUM_THREADS", nullptr, nullptr},
+     0},
     {"blis",
      "libblis",
      {"bli_thread_set_num_threads", nullptr, nullptr, nullptr},
      {"bli_thread_get_num_threads", nullptr, nullptr, nullptr},
-     {"BLIS_NUM_THREADS", "OMP_NUM_THREADS", nullptr, nullptr}},
+     {"BLIS_NUM_THREADS", "OMP_NUM_THREADS", nullptr, nullptr},
+     // BLIS without a count runs single-threaded (bli_thread_get_num_threads: -1);
+     // its pthread build starts threads per call rather than keeping a pool.
+     1},
 };
 
 // A pool found: the object that defines its functions.
@@ -178,7 +185,7 @@ int decide(const Found& f, const char* trigger, int before) {
   gov::SettingInput in;
   in.kind = gov::SettingKind::kCap;
   in.plan = rt::plan().threads;
-  in.current = before;
+  in.current = before > 0 ? before : f.lib->unset;
   in.user_set = !who.empty();
   in.governing = rt::governing();
   in.override_user = rt::options().override_user;
@@ -186,8 +193,8 @@ int decide(const Found& f, const char* trigger, int before) {
   rt::PoolNote n;
   n.library = f.lib->name;
   n.object = f.object;
-  n.before = before;
-  n.after = d.value;
+  n.before = in.current > 0 ? in.current : -1;
+  n.after = d.value > 0 ? d.value : -1;
   n.set_by = d.changes() ? "parwidth" : who.empty() ? "library default" : "user: " + who;
   n.applied = d.changes();
   n.why = std::string(gov::setting_verdict_text(d.verdict)) + "; plan threads per pool " +
@@ -209,7 +216,7 @@ void blas_sweep(const char* trigger) {
   if (adds != 0 && adds == s.adds.load(std::memory_order_relaxed)) return;
   std::unique_lock<std::mutex> lock(s.mu, std::try_to_lock);
   if (!lock.owns_lock()) return;  // another thread sweeps now
-  std::vector<std::pair<Found, int>> todo;
+  std::vector<Found> found;
   {
     Guard guard;
     if (!guard.entered()) return;
@@ -219,16 +226,25 @@ void blas_sweep(const char* trigger) {
         for (ElfW(Addr) b : s.seen) seen = seen || b == f.base;
         if (seen) continue;
         s.seen.push_back(f.base);
-        const int before = f.get();
-        todo.push_back({f, decide(f, trigger, before)});
+        found.push_back(f);
       }
     } catch (...) {
     }
     s.adds.store(adds, std::memory_order_relaxed);
   }
-  // Outside the guard: a larger pool starts threads that our hook must pin.
-  for (const auto& t : todo)
-    if (t.second > 0) t.first.set(t.second);
+  // Outside the guard: reading MKL's count loads its threading layer and
+  // starts the OpenMP runtime, whose first calls our OpenMP hooks must see
+  // (libomp's binding is turned off there); a larger pool starts threads
+  // that our pthread_create hook must pin.
+  for (const Found& f : found) {
+    int want = 0;
+    try {
+      want = decide(f, trigger, f.get());
+    } catch (...) {
+      want = 0;
+    }
+    if (want > 0) f.set(want);
+  }
 }
 
 // The value a user's explicit set call (through our hook) passes on.

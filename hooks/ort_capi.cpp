@@ -16,9 +16,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <dirent.h>
 #include <atomic>
 #include <cstdlib>
-#include <dirent.h>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -119,7 +119,7 @@ Status add_config(void* opts, const char* key, const char* value) {
     if (OrtUserOptions* u = record_for(opts, true)) u->spin = atoi(value);
   }
   return orig<Status (*)(void*, const char*, const char*)>(kAddSessionConfigEntry)(opts, key,
-                                                                                    value);
+                                                                                   value);
 }
 Status clone_options(const void* in, void** out) {
   Status s = orig<Status (*)(const void*, void**)>(kCloneSessionOptions)(in, out);
@@ -145,8 +145,7 @@ void* planned_options(const void* opts, const void* model, size_t size, bool is_
   bool ok = true;
   if (p.intra >= 0) ok = ok && !orig<Status (*)(void*, int)>(kSetIntraOpNumThreads)(clone, p.intra);
   if (p.inter >= 0) ok = ok && !orig<Status (*)(void*, int)>(kSetInterOpNumThreads)(clone, p.inter);
-  if (p.parallel == 1)
-    ok = ok && !orig<Status (*)(void*, int)>(kSetSessionExecutionMode)(clone, 1);
+  if (p.parallel == 1) ok = ok && !orig<Status (*)(void*, int)>(kSetSessionExecutionMode)(clone, 1);
   if (p.spin == 0) {
     auto add = orig<Status (*)(void*, const char*, const char*)>(kAddSessionConfigEntry);
     ok = ok && !add(clone, "session.intra_op.allow_spinning", "0") &&
@@ -156,8 +155,9 @@ void* planned_options(const void* opts, const void* model, size_t size, bool is_
   // call from here): it never failed in the tests, and the clone is dropped.
   if (!ok) {
     orig<void (*)(void*)>(kReleaseSessionOptions)(clone);
-    rt::warn_once("ort-capi-set", "onnxruntime: a session option was refused; the program's own "
-                                  "options were used");
+    rt::warn_once("ort-capi-set",
+                  "onnxruntime: a session option was refused; the program's own "
+                  "options were used");
     return nullptr;
   }
   return clone;
@@ -235,8 +235,9 @@ void patch(const ApiBase* base) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_patched.load() == api) return;
   if (g_patched.load() != nullptr) {
-    rt::warn_once("ort-capi-two", "onnxruntime: a second ORT library in the process; its C API "
-                                  "sessions are not governed");
+    rt::warn_once("ort-capi-two",
+                  "onnxruntime: a second ORT library in the process; its C API "
+                  "sessions are not governed");
     return;
   }
   Fn* table = const_cast<Fn*>(static_cast<const Fn*>(api));

@@ -64,29 +64,29 @@ int main(int argc, char** argv) {
   api = OrtGetApiBase()->GetApi(13);
   if (!api) return 3;
   void *env, *opts, *sess, *mem, *in, *out = NULL;
-  check(CALL(Status (*)(int, const char*, void**), CreateEnv)(3, "ort_capi", &env), "env");
-  check(CALL(Status (*)(void**), CreateSessionOptions)(&opts), "options");
-  if (intra > 0)
-    check(CALL(Status (*)(void*, int), SetIntraOpNumThreads)(opts, intra), "intra");
-  check(CALL(Status (*)(void*, const char*, void*, void**), CreateSession)(env, argv[1], opts,
-                                                                          &sess),
-        "session");
+  check(CALL(Status(*)(int, const char*, void**), CreateEnv)(3, "ort_capi", &env), "env");
+  check(CALL(Status(*)(void**), CreateSessionOptions)(&opts), "options");
+  if (intra > 0) check(CALL(Status(*)(void*, int), SetIntraOpNumThreads)(opts, intra), "intra");
+  check(
+      CALL(Status(*)(void*, const char*, void*, void**), CreateSession)(env, argv[1], opts, &sess),
+      "session");
   const int threads = tasks();
-  check(CALL(Status (*)(int, int, void**), CreateCpuMemoryInfo)(1, 0, &mem), "meminfo");
+  check(CALL(Status(*)(int, int, void**), CreateCpuMemoryInfo)(1, 0, &mem), "meminfo");
   static float x[1 * 3 * 224 * 224];
-  for (size_t i = 0; i < sizeof x / sizeof x[0]; ++i) x[i] = (float)((i * 7919u) % 1000u) / 500.0f - 1.0f;
+  for (size_t i = 0; i < sizeof x / sizeof x[0]; ++i)
+    x[i] = (float)((i * 7919u) % 1000u) / 500.0f - 1.0f;
   int64_t shape[4] = {1, 3, 224, 224};
-  check(CALL(Status (*)(void*, void*, size_t, const int64_t*, size_t, int, void**),
+  check(CALL(Status(*)(void*, void*, size_t, const int64_t*, size_t, int, void**),
              CreateTensorWithDataAsOrtValue)(mem, x, sizeof x, shape, 4, 1, &in),
         "tensor");
   const char* in_names[] = {"input"};
   const char* out_names[] = {"logits"};
-  check(CALL(Status (*)(void*, const void*, const char* const*, const void* const*, size_t,
-                        const char* const*, size_t, void**),
+  check(CALL(Status(*)(void*, const void*, const char* const*, const void* const*, size_t,
+                       const char* const*, size_t, void**),
              Run)(sess, NULL, in_names, (const void* const*)&in, 1, out_names, 1, &out),
         "run");
   float* y;
-  check(CALL(Status (*)(void*, void**), GetTensorMutableData)(out, (void**)&y), "output");
+  check(CALL(Status(*)(void*, void**), GetTensorMutableData)(out, (void**)&y), "output");
   double sum = 0;
   for (int i = 0; i < 1000; ++i) sum += y[i];
   printf("{\"sum\": %.9g, \"threads\": %d, \"version\": \"%s\"}\n", sum, threads,
