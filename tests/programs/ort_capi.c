@@ -1,8 +1,8 @@
 /* tests/programs/ort_capi.c: an unmodified C program on ONNX Runtime's C API.
  * Loads a model (argv[1]), optionally sets intra_op_num_threads (argv[2], 0 =
  * leave ORT's default), runs one inference on a fixed input and prints one
- * JSON line: the sum of the output, and the process's thread count after
- * the session was created.
+ * JSON line: the sum of the output, and the process's thread count before
+ * and after the session was created.
  *
  * The PyPI wheel ships libonnxruntime.so but no headers. The C API is a
  * table of function pointers that never reorders (OrtApi, append-only); the
@@ -67,9 +67,10 @@ int main(int argc, char** argv) {
   check(CALL(Status(*)(int, const char*, void**), CreateEnv)(3, "ort_capi", &env), "env");
   check(CALL(Status(*)(void**), CreateSessionOptions)(&opts), "options");
   if (intra > 0) check(CALL(Status(*)(void*, int), SetIntraOpNumThreads)(opts, intra), "intra");
-  check(
-      CALL(Status(*)(void*, const char*, void*, void**), CreateSession)(env, argv[1], opts, &sess),
-      "session");
+  const int threads_before = tasks();
+  Status s =
+      CALL(Status(*)(void*, const char*, void*, void**), CreateSession)(env, argv[1], opts, &sess);
+  check(s, "session");
   const int threads = tasks();
   check(CALL(Status(*)(int, int, void**), CreateCpuMemoryInfo)(1, 0, &mem), "meminfo");
   static float x[1 * 3 * 224 * 224];
@@ -89,8 +90,8 @@ int main(int argc, char** argv) {
   check(CALL(Status(*)(void*, void**), GetTensorMutableData)(out, (void**)&y), "output");
   double sum = 0;
   for (int i = 0; i < 1000; ++i) sum += y[i];
-  printf("{\"sum\": %.9g, \"threads\": %d, \"version\": \"%s\"}\n", sum, threads,
-         OrtGetApiBase()->GetVersionString());
+  printf("{\"sum\": %.9g, \"threads_before\": %d, \"threads\": %d, \"version\": \"%s\"}\n", sum,
+         threads_before, threads, OrtGetApiBase()->GetVersionString());
   CALL(void (*)(void*), ReleaseValue)(out);
   CALL(void (*)(void*), ReleaseValue)(in);
   CALL(void (*)(void*), ReleaseMemoryInfo)(mem);
