@@ -210,7 +210,9 @@ int decide(const Found& f, const char* trigger, int before) {
 }  // namespace
 
 void blas_sweep(const char* trigger) {
-  if (!rt::selected() || !rt::ensure_active()) return;
+  // Selected, not activated: a process without a BLAS library (a plain
+  // Python script) must not activate just because it was swept.
+  if (!rt::selected()) return;
   BlasState& s = state();
   const unsigned long long adds = loader_adds();
   if (adds != 0 && adds == s.adds.load(std::memory_order_relaxed)) return;
@@ -231,6 +233,15 @@ void blas_sweep(const char* trigger) {
     } catch (...) {
     }
     s.adds.store(adds, std::memory_order_relaxed);
+  }
+  if (found.empty() || !rt::ensure_active()) {
+    if (!found.empty()) {  // not governed after all: look again next time
+      for (const Found& f : found)
+        for (size_t i = 0; i < s.seen.size(); ++i)
+          if (s.seen[i] == f.base) s.seen.erase(s.seen.begin() + static_cast<long>(i--));
+      s.adds.store(0, std::memory_order_relaxed);
+    }
+    return;
   }
   // Outside the guard: reading MKL's count loads its threading layer and
   // starts the OpenMP runtime, whose first calls our OpenMP hooks must see

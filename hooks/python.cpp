@@ -4,6 +4,7 @@
 // boundary (ONNX Runtime's binding, hooks/README.md); and an import is the
 // moment a BLAS library that came with it has finished initialising.
 //
+//   op "selected"     nothing: 0 when the process is governed (activates nothing)
 //   op "sweep"        args: the trigger, for the report      -> blas_sweep
 //   op "ort_session"  args: "intra=N inter=N parallel=0|1 spin=-1|0|1 path=0|1",
 //                     data: the model's path or bytes        -> reply "intra=N inter=N ..."
@@ -45,6 +46,7 @@ extern "C" __attribute__((visibility("default"))) int parwidth_python(const char
   if (reply && reply_size) reply[0] = '\0';
   if (!op || !pw::rt::selected()) return -1;
   try {
+    if (strcmp(op, "selected") == 0) return 0;  // governed at all; activates nothing
     if (strcmp(op, "sweep") == 0) {
       blas_sweep(args && *args ? args : "after a Python import");
       return 0;

@@ -71,8 +71,8 @@ def _parwidth_start():
         rc = api(op.encode(), args.encode(), buf, size, reply, len(reply))
         return rc, reply.value.decode()
 
-    if call("sweep", "at start-up")[0] != 0:
-        return  # not governed
+    if call("selected")[0] != 0:
+        return  # not governed (nothing is activated by asking)
 
     state = {"busy": False}
 
