@@ -5,8 +5,8 @@
 # It (1) takes its directory out of PYTHONPATH and sys.path again, so the
 # program sees its own environment; (2) runs the sitecustomize this file
 # shadows, if there is one; (3) only if libparwidth.so is loaded in this
-# process: after each import, lets parwidth cap the BLAS libraries that the
-# import loaded, and wraps ONNX Runtime's InferenceSession creation so that
+# process: before each import (and after each ctypes.CDLL), lets parwidth cap
+# the BLAS libraries that earlier imports loaded, and wraps ONNX Runtime's InferenceSession creation so that
 # the session gets the plan (hooks/README.md says why ORT needs Python-level
 # code). Without libparwidth.so it does nothing else. Any failure here leaves
 # the program as it would have been.
@@ -75,15 +75,14 @@ def _parwidth_start():
         return  # not governed (nothing is activated by asking)
 
     state = {"busy": False}
+    ort_module = "onnxruntime.capi.onnxruntime_inference_collection"
 
-    def after_import(name):
+    def sweep(why):
         if state["busy"]:
             return
         state["busy"] = True
         try:
-            call("sweep", "after import " + name)
-            if name == "onnxruntime.capi.onnxruntime_inference_collection":
-                _wrap_ort(sys.modules[name], call)
+            call("sweep", why)
         except Exception:
             pass
         finally:
@@ -91,11 +90,16 @@ def _parwidth_start():
 
     import importlib.abc
 
-    class _AfterImport(importlib.abc.MetaPathFinder):
-        """Asks the other finders, then runs after_import once the module ran."""
+    class _BeforeImport(importlib.abc.MetaPathFinder):
+        """Sweeps what earlier imports loaded, then lets the usual finders
+        find the module (its loader untouched), except ORT's session module,
+        whose loader also wraps InferenceSession once the module ran."""
 
         def find_spec(self, fullname, path=None, target=None):
             if state["busy"]:
+                return None
+            sweep("before import " + fullname)
+            if fullname != ort_module:
                 return None
             for finder in sys.meta_path:
                 if finder is self or not hasattr(finder, "find_spec"):
@@ -111,22 +115,18 @@ def _parwidth_start():
                     return spec
                 original = loader.exec_module
 
-                class _Loader(importlib.abc.Loader):
-                    def create_module(self, spec):
-                        return loader.create_module(spec)
+                def exec_module(module, original=original):
+                    original(module)
+                    try:
+                        _wrap_ort(module, call)
+                    except Exception:
+                        pass
 
-                    def exec_module(self, module):
-                        original(module)
-                        after_import(fullname)
-
-                    def __getattr__(self, attr):
-                        return getattr(loader, attr)
-
-                spec.loader = _Loader()
+                loader.exec_module = exec_module
                 return spec
             return None
 
-    sys.meta_path.insert(0, _AfterImport())
+    sys.meta_path.insert(0, _BeforeImport())
 
     # A library loaded with ctypes.CDLL (MKL, BLIS by hand) is swept right after.
     try:
@@ -134,10 +134,7 @@ def _parwidth_start():
 
         def _cdll_init(self, *a, **k):
             init(self, *a, **k)
-            try:
-                call("sweep", "after ctypes.CDLL(%r)" % (a[0] if a else k.get("name"),))
-            except Exception:
-                pass
+            sweep("after ctypes.CDLL(%r)" % (a[0] if a else k.get("name"),))
 
         ctypes.CDLL.__init__ = _cdll_init
     except Exception:
