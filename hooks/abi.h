@@ -13,6 +13,7 @@ extern "C" {
 // OpenMP API (omp.h is not included: libgomp's and libomp's headers differ).
 void omp_set_num_threads(int n);
 int omp_get_max_threads(void);
+int omp_get_num_procs(void);
 
 // libgomp's ABI (GCC's codegen for #pragma omp parallel); libomp implements it too.
 void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
@@ -94,4 +95,19 @@ void _ZN2at23set_num_interop_threadsEi(int nthreads);
 void _ZN2at16init_num_threadsEv(void);
 // void at::launch(std::function<void()>): the inter-op pool's entry point.
 void _ZN2at6launchESt8functionIFvvEE(std::function<void()> func);
+// The BLAS libraries' own thread-count setters (hooks/blas.cpp): OpenBLAS,
+// MKL (mkl_rt: both spellings are separate entry points), BLIS.
+void openblas_set_num_threads(int n);
+void MKL_Set_Num_Threads(int n);
+void mkl_set_num_threads(int n);
+void bli_thread_set_num_threads(long n);
+
+// ONNX Runtime's C API entry (onnxruntime_c_api.h), exported by libonnxruntime.so;
+// the table it leads to is changed in place by hooks/ort_capi.cpp.
+typedef struct OrtApiBase OrtApiBase;
+const OrtApiBase* OrtGetApiBase(void);
+// Not a hook: parwidth's own entry for its Python startup hook
+// (python/sitecustomize.py, hooks/python.cpp), found with ctypes.CDLL(None).
+int parwidth_python(const char* op, const char* args, const void* data, size_t size, char* reply,
+                    size_t reply_size);
 }

@@ -108,6 +108,15 @@ PW_HOOK(int, omp_get_max_threads, (void)) {
   return real ? real() : 1;
 }
 
+// Initialises libomp's affinity machinery (MKL's Intel threading layer asks
+// it before its first region): its binding must be turned off first, or the
+// runtime ignores the change and warns on the program's stderr.
+PW_HOOK(int, omp_get_num_procs, (void)) {
+  omp_before_region(__builtin_return_address(0));
+  auto real = PW_REAL(omp_get_num_procs);
+  return real ? real() : 1;
+}
+
 // The compiler-facing entry points: apply the cap, then the original, unchanged.
 #define PW_GOMP_HOOK(name, params, args)            \
   PW_HOOK(void, name, params) {                     \

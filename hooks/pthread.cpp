@@ -1,6 +1,8 @@
 // hooks/pthread: pthread_create — each new thread gets a pool and a core, and
 // pins itself in a trampoline before the creator's start routine runs.
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -9,6 +11,7 @@
 #include <new>
 #include <string>
 
+#include "hooks/blas.h"
 #include "hooks/creator.h"
 #include "hooks/guard.h"
 #include "hooks/slots.h"
@@ -88,6 +91,13 @@ ThreadCreateFn real_pthread_create() {
   return reinterpret_cast<ThreadCreateFn>(real_for_caller(&PW_REAL_SLOT(pthread_create), nullptr));
 }
 
+bool called_from_main_program(const void* pc) {
+  struct dl_find_object o;
+  if (_dl_find_object(const_cast<void*>(pc), &o) != 0 || !o.dlfo_link_map) return false;
+  const char* name = o.dlfo_link_map->l_name;
+  return name && *name == '\0';
+}
+
 }  // namespace pw::hooks
 
 using pw::hooks::Guard;
@@ -96,6 +106,11 @@ PW_HOOK(int, pthread_create,
         (pthread_t * thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg)) {
   auto real = PW_REAL(pthread_create);
   if (!real) return EAGAIN;
+  // The main program's own code runs after every library it linked has been
+  // initialised, and outside any dlopen: the moment to cap the BLAS pools
+  // that came with it (C programs; Python's are swept after each import).
+  if (pw::rt::selected() && pw::hooks::called_from_main_program(__builtin_return_address(0)))
+    pw::hooks::blas_sweep("at a thread start in the main program");
   Guard guard;
   if (!guard.entered() || !pw::rt::selected() || !pw::rt::ensure_active())
     return real(thread, attr, start, arg);

@@ -1,5 +1,6 @@
 // hooks/torch: PyTorch's intra-op and inter-op thread counts (ATen in
-// libtorch_cpu) and the OpenBLAS pool beside them, set from the plan.
+// libtorch_cpu), set from the plan; the BLAS pools beside them are swept
+// (hooks/blas.cpp) at torch's first init.
 //
 // What Debian's torch 1.13 does without us (hooks/README.md has the evidence):
 // `import torch` runs torch/_C's initModule, which calls at::init_num_threads;
@@ -32,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "hooks/blas.h"
 #include "hooks/guard.h"
 #include "hooks/slots.h"
 #include "preload/runtime.h"
@@ -80,103 +82,6 @@ const char* user_thread_env(std::string* which) {
     }
   }
   return nullptr;
-}
-
-// ------------------------------------------------------------------ OpenBLAS
-
-struct Blas {
-  std::string object;
-  void (*set)(int);
-  int (*get)(void);
-};
-
-// Every loaded object that itself defines openblas_set_num_threads, whether
-// loaded globally or RTLD_LOCAL (a wheel may bundle its own OpenBLAS beside
-// the system's; Debian's libblas.so.3 is only a front for libopenblas.so.0).
-// The names are collected first and looked up after the walk: dlopen/dlsym
-// inside dl_iterate_phdr's callback take the loader's locks in the opposite
-// order to a dlopen in another thread, and the two deadlock.
-std::vector<Blas> loaded_openblas() {
-  struct Obj {
-    std::string path;
-    ElfW(Addr) base;
-  };
-  std::vector<Obj> objs;
-  dl_iterate_phdr(
-      [](struct dl_phdr_info* info, size_t, void* data) -> int {
-        auto* v = static_cast<std::vector<Obj>*>(data);
-        if (!info->dlpi_name || !strstr(info->dlpi_name, "blas")) return 0;
-        try {
-          v->push_back({info->dlpi_name, info->dlpi_addr});
-        } catch (...) {
-        }
-        return 0;
-      },
-      &objs);
-  std::vector<Blas> out;
-  for (const Obj& o : objs) {
-    void* h = dlopen(o.path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-    if (!h) continue;
-    void* set = dlsym(h, "openblas_set_num_threads");
-    void* get = dlsym(h, "openblas_get_num_threads");
-    Dl_info di;
-    if (set && get && !is_self(set) && dladdr(set, &di) &&
-        reinterpret_cast<ElfW(Addr)>(di.dli_fbase) == o.base) {
-      const size_t slash = o.path.rfind('/');
-      out.push_back({slash == std::string::npos ? o.path : o.path.substr(slash + 1),
-                     reinterpret_cast<void (*)(int)>(set), reinterpret_cast<int (*)(void)>(get)});
-    }
-    dlclose(h);
-  }
-  return out;
-}
-
-// Caps each OpenBLAS pool at the plan's threads per pool, unless the user
-// sized it through its environment. Called outside the guard: growing a pool
-// creates threads, which our pthread_create hook must see.
-void openblas_apply(int want) {
-  std::vector<Blas> libs;
-  std::string env_name;
-  const char* env = nullptr;
-  try {
-    libs = loaded_openblas();
-  } catch (...) {
-    return;
-  }
-  for (const char* v : {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"}) {
-    const char* val = getenv(v);
-    if (val && *val) {
-      env_name = v;
-      env = val;
-      break;
-    }
-  }
-  for (const Blas& b : libs) {
-    const int before = b.get();
-    try {
-      const std::string setting = b.object + " openblas_set_num_threads";
-      if (env && !rt::options().override_user) {
-        rt::note_framework("openblas", setting, std::to_string(before), false,
-                           env_name + "=" + env +
-                               " set by the user; kept (PARWIDTH_OVERRIDE=1 "
-                               "replaces it)");
-        continue;
-      }
-      if (!rt::governing()) {
-        rt::note_framework("openblas", setting, std::to_string(before), false,
-                           "observe mode: plan threads per pool " + std::to_string(want));
-        continue;
-      }
-      rt::note_framework(
-          "openblas", setting, std::to_string(want), true,
-          "its own pthread pool beside OpenMP's, " + std::to_string(before) +
-              " threads by default; capped at the plan's threads per pool" +
-              (env ? " (" + env_name + "=" + env + " replaced, PARWIDTH_OVERRIDE=1)" : ""));
-    } catch (...) {
-      continue;
-    }
-    b.set(want);
-  }
 }
 
 // --------------------------------------------------------------- intra-op
@@ -231,7 +136,8 @@ void after_init(const void* caller_pc) {
     // at::set_num_threads throws only for n <= 0; creates torch's pthreadpool.
     if (set) set(apply);
   }
-  if (blas > 0) openblas_apply(blas);
+  // OpenBLAS (Debian's libblas.so.3 -> libopenblas.so.0) came with libtorch_cpu.
+  if (blas > 0) blas_sweep("at torch's first init_num_threads");
 }
 
 // The count an explicit at::set_num_threads(n) call gets.

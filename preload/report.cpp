@@ -111,6 +111,27 @@ std::string report_json(const Input& in) {
     w.end_object();
   }
   w.end_array();
+  w.key("pools").begin_array();
+  for (const Pool& pool : in.pools) {
+    w.begin_object();
+    w.key("library").value(pool.library);
+    w.key("object").value(pool.object);
+    w.key("before");
+    if (pool.before >= 0)
+      w.value(pool.before);
+    else
+      w.null();
+    w.key("after");
+    if (pool.after >= 0)
+      w.value(pool.after);
+    else
+      w.null();
+    w.key("set_by").value(pool.set_by);
+    w.key("applied").value(pool.applied);
+    w.key("why").value(pool.why);
+    w.end_object();
+  }
+  w.end_array();
   w.key("monitor");
   if (in.monitor_json.empty())
     w.null();

@@ -16,6 +16,14 @@ struct Framework {
   std::string why;
 };
 
+struct Pool {
+  std::string library, object;
+  int before, after;
+  std::string set_by;
+  bool applied;
+  std::string why;
+};
+
 struct Input {
   const opt::Options* opt = nullptr;
   std::string program;
@@ -25,6 +33,7 @@ struct Input {
   std::vector<gov::ThreadRecord> threads;
   int omp_cap = 0;
   std::vector<Framework> frameworks;
+  std::vector<Pool> pools;
   std::vector<std::string> warnings;
   std::string monitor_json;  // empty = null
   bool forked_child = false;

@@ -1,6 +1,7 @@
 // preload/runtime: activation, the state the hooks read, the report at exit.
 #include "preload/runtime.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -51,6 +52,7 @@ struct Runtime {
   bool forked_child = false;
   std::mutex mu;  // frameworks, warnings
   std::vector<FrameworkNote> frameworks;
+  std::vector<PoolNote> pools;
   std::vector<std::string> warnings;
   std::vector<std::string> warned_keys;
   // The node registry (preload/node.h): the budget before the node is divided,
@@ -407,6 +409,20 @@ void note_framework(const std::string& name, const std::string& setting, const s
   g->frameworks.push_back({name, setting, value, why, applied});
 }
 
+void note_pool(const PoolNote& n) {
+  std::lock_guard<std::mutex> lock(g->mu);
+  g->pools.push_back(n);
+}
+
+bool node_shared() {
+  Runtime* r = g;
+  if (!r || r->state.load(std::memory_order_acquire) != kActive) return false;
+  // The monitor thread re-reads the node registry every sample; the share in
+  // force is at most one sample old.
+  std::lock_guard<std::mutex> lock(r->mu);
+  return r->planned.budget.local_size > 1;
+}
+
 void warn_once(const std::string& key, const std::string& message) {
   {
     std::lock_guard<std::mutex> lock(g->mu);
@@ -424,6 +440,25 @@ const std::vector<int>& process_cpus() {
 
 pid_t own_pid() {
   return g ? g->pid.load(std::memory_order_relaxed) : 0;
+}
+
+// Python processes get parwidth's startup hook (python/sitecustomize.py, next
+// to this library as parwidth-python/): it puts parwidth's part of
+// PYTHONPATH back as it was and hooks what only Python-level code reaches
+// (ONNX Runtime's sessions; the BLAS libraries that imports load). Inert
+// without this library. Interpreters started with -E or -I skip it.
+static void python_startup_hook(const Runtime& r) {
+  if (r.names.size() < 2 || r.names[1].compare(0, 6, "python") != 0) return;
+  Dl_info di;
+  if (!dladdr(reinterpret_cast<const void*>(&python_startup_hook), &di) || !di.dli_fname) return;
+  std::string dir = di.dli_fname;
+  const size_t slash = dir.rfind('/');
+  dir = (slash == std::string::npos ? std::string(".") : dir.substr(0, slash)) + "/parwidth-python";
+  if (access((dir + "/sitecustomize.py").c_str(), R_OK) != 0) return;
+  const char* old = getenv("PYTHONPATH");
+  // The hook removes exactly this first entry again.
+  const std::string value = old && *old ? dir + ":" + old : dir;
+  setenv("PYTHONPATH", value.c_str(), 1);
 }
 
 void on_load() {
@@ -449,6 +484,7 @@ void on_load() {
     r.omp_env_value = omp;
   }
   r.state.store(kInactive, std::memory_order_release);
+  python_startup_hook(r);
   for (const std::string& w : warns) warn_once(w, w);
   if (log::log_level() >= 2)
     for (const std::string& d : opt::options_describe(r.opt)) log::info(2, "option %s", d.c_str());
@@ -475,6 +511,8 @@ void on_exit() {
     std::lock_guard<std::mutex> lock(r.mu);
     for (const FrameworkNote& f : r.frameworks)
       in.frameworks.push_back({f.name, f.setting, f.value, f.applied, f.why});
+    for (const PoolNote& p : r.pools)
+      in.pools.push_back({p.library, p.object, p.before, p.after, p.set_by, p.applied, p.why});
     in.warnings = r.warnings;
   }
   report::write_at_exit(in);
@@ -512,6 +550,7 @@ void on_fork_child() {
   }
   t_pool = -1;
   r.frameworks.clear();
+  r.pools.clear();
   r.warnings.clear();
   r.warned_keys.clear();
   r.fail_reason.clear();

@@ -56,6 +56,23 @@ bool adopt_graph(const std::string& source, long heavy, long layers, long avg_wi
 // A framework/runtime setting that was applied or left alone, for the report.
 void note_framework(const std::string& name, const std::string& setting, const std::string& value,
                     bool applied, const std::string& why);
+// A thread pool of a library beside the frameworks' (a BLAS library's):
+// where it was found, its size before and after, and who set it.
+struct PoolNote {
+  std::string library;  // "openblas", "mkl", "blis"
+  std::string object;   // the file that defines it
+  int before = -1;      // -1: unknown
+  int after = -1;
+  std::string set_by;  // "parwidth", "library default", "user: ..."
+  bool applied = false;
+  std::string why;
+};
+void note_pool(const PoolNote& n);
+
+// True when other governed processes share this process's node (a launcher's
+// local size or the node registry's members, as of the monitor's last sample).
+bool node_shared();
+
 // A warning printed once (per key) and kept for the report.
 void warn_once(const std::string& key, const std::string& message);
 

@@ -1,0 +1,325 @@
+// hooks/blas: OpenBLAS, MKL and BLIS thread pools, found wherever they come
+// from (a system library, a wheel's renamed private copy, one dlopen'ed late)
+// and capped at the plan's threads per pool.
+//
+// Each library is known by a part of its file name and by the functions that
+// set and read its thread count; a wheel's renamed OpenBLAS (numpy's
+// libscipy_openblas64_) has the same functions under a prefix and suffix.
+// The libraries are looked up after a dl_iterate_phdr walk, never inside it:
+// dlopen/dlsym in its callback take the loader's locks in the opposite order
+// to a dlopen on another thread, and the two deadlock.
+#include "hooks/blas.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "governor/setting.h"
+#include "hooks/guard.h"
+#include "hooks/slots.h"
+#include "preload/runtime.h"
+
+namespace pw::hooks {
+namespace {
+
+struct Library {
+  const char* name;       // the report's name
+  const char* file_part;  // a substring of the object's file name
+  const char* set[4];     // thread-count setters, first found wins
+  const char* get[4];     // the matching getters, same order
+  const char* env[4];     // environment variables the library reads, in its order
+  int unset;              // the count a getter value <= 0 stands for (0: unknown)
+};
+
+const Library kLibraries[] = {
+    {"openblas",
+     "openblas",
+     {"openblas_set_num_threads", "openblas_set_num_threads64_",
+      "scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads"},
+     {"openblas_get_num_threads", "openblas_get_num_threads64_",
+      "scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads"},
+     {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS", nullptr},
+     0},
+    // Debian's libblas.so.3 from OpenBLAS: a front whose calls land in
+    // libopenblas.so.0 (the dladdr check below keeps the one that defines them).
+    {"openblas",
+     "libblas",
+     {"openblas_set_num_threads", nullptr, nullptr, nullptr},
+     {"openblas_get_num_threads", nullptr, nullptr, nullptr},
+     {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS", nullptr},
+     0},
+    {"mkl",
+     "mkl_rt",
+     {"MKL_Set_Num_Threads", nullptr, nullptr, nullptr},
+     {"MKL_Get_Max_Threads", nullptr, nullptr, nullptr},
+     {"MKL_NUM_THREADS", "OMP_NUM_THREADS", nullptr, nullptr},
+     0},
+    {"blis",
+     "libblis",
+     {"bli_thread_set_num_threads", nullptr, nullptr, nullptr},
+     {"bli_thread_get_num_threads", nullptr, nullptr, nullptr},
+     {"BLIS_NUM_THREADS", "OMP_NUM_THREADS", nullptr, nullptr},
+     // BLIS without a count runs single-threaded (bli_thread_get_num_threads: -1);
+     // its pthread build starts threads per call rather than keeping a pool.
+     1},
+};
+
+// A pool found: the object that defines its functions.
+struct Found {
+  const Library* lib;
+  std::string object;  // file base name
+  ElfW(Addr) base;
+  void (*set)(int);
+  int (*get)(void);
+};
+
+// Never destroyed: hooks may run while the process exits.
+struct BlasState {
+  std::mutex mu;                            // the sweep (one at a time)
+  std::atomic<unsigned long long> adds{0};  // dlpi_adds at the last sweep
+  std::vector<ElfW(Addr)> seen;             // bases of objects already handled
+  // The user's own set calls, per defining object (base), through our hooks.
+  std::mutex user_mu;
+  std::vector<std::pair<ElfW(Addr), std::string>> user_calls;
+};
+BlasState& state() {
+  static BlasState* s = new BlasState();
+  return *s;
+}
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+unsigned long long loader_adds() {
+  unsigned long long adds = 0;
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t size, void* data) -> int {
+        if (size >= offsetof(struct dl_phdr_info, dlpi_subs))
+          *static_cast<unsigned long long*>(data) = info->dlpi_adds;
+        return 1;
+      },
+      &adds);
+  return adds;
+}
+
+ElfW(Addr) object_base(const void* fn) {
+  Dl_info di;
+  if (!fn || !dladdr(fn, &di)) return 0;
+  return reinterpret_cast<ElfW(Addr)>(di.dli_fbase);
+}
+
+// Every loaded object whose name marks it as a BLAS library and that itself
+// defines a known set/get pair.
+std::vector<Found> loaded_pools() {
+  struct Obj {
+    std::string path;
+    ElfW(Addr) base;
+  };
+  std::vector<Obj> objs;
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* data) -> int {
+        if (!info->dlpi_name || !*info->dlpi_name) return 0;
+        const char* file = strrchr(info->dlpi_name, '/');
+        file = file ? file + 1 : info->dlpi_name;
+        for (const Library& l : kLibraries) {
+          if (strstr(file, l.file_part)) {
+            try {
+              static_cast<std::vector<Obj>*>(data)->push_back({info->dlpi_name, info->dlpi_addr});
+            } catch (...) {
+            }
+            break;
+          }
+        }
+        return 0;
+      },
+      &objs);
+  std::vector<Found> out;
+  for (const Obj& o : objs) {
+    void* h = dlopen(o.path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) continue;
+    const std::string file = base_name(o.path);
+    for (const Library& l : kLibraries) {
+      if (file.find(l.file_part) == std::string::npos) continue;
+      for (int i = 0; i < 4 && l.set[i]; ++i) {
+        void* set = dlsym(h, l.set[i]);
+        void* get = dlsym(h, l.get[i]);
+        if (!set || !get || is_self(set) || object_base(set) != o.base) continue;
+        out.push_back({&l, file, o.base, reinterpret_cast<void (*)(int)>(set),
+                       reinterpret_cast<int (*)(void)>(get)});
+        break;
+      }
+    }
+    dlclose(h);
+  }
+  return out;
+}
+
+std::string user_call_for(ElfW(Addr) base) {
+  BlasState& s = state();
+  std::lock_guard<std::mutex> lock(s.user_mu);
+  for (const auto& c : s.user_calls)
+    if (c.first == base) return c.second;
+  return "";
+}
+
+// Decides and applies for one pool; returns the value to set (0: none).
+int decide(const Found& f, const char* trigger, int before) {
+  std::string who;
+  for (int i = 0; i < 4 && f.lib->env[i]; ++i) {
+    const char* v = getenv(f.lib->env[i]);
+    if (v && *v) {
+      who = std::string(f.lib->env[i]) + "=" + v;
+      break;
+    }
+  }
+  const std::string call = user_call_for(f.base);
+  if (!call.empty()) who = call;  // the later, more specific choice
+  gov::SettingInput in;
+  in.kind = gov::SettingKind::kCap;
+  in.plan = rt::plan().threads;
+  in.current = before > 0 ? before : f.lib->unset;
+  in.user_set = !who.empty();
+  in.governing = rt::governing();
+  in.override_user = rt::options().override_user;
+  const gov::SettingDecision d = gov::setting_decide(in);
+  rt::PoolNote n;
+  n.library = f.lib->name;
+  n.object = f.object;
+  n.before = in.current > 0 ? in.current : -1;
+  n.after = d.value > 0 ? d.value : -1;
+  n.set_by = d.changes() ? "parwidth" : who.empty() ? "library default" : "user: " + who;
+  n.applied = d.changes();
+  n.why = std::string(gov::setting_verdict_text(d.verdict)) + "; plan threads per pool " +
+          std::to_string(in.plan) +
+          (who.empty() || d.verdict == gov::SettingVerdict::kKeep ? "" : " (was " + who + ")") +
+          "; found " + trigger;
+  rt::note_pool(n);
+  rt::note_framework(n.library, n.object + " thread pool", std::to_string(n.after), n.applied,
+                     n.why);
+  return d.changes() ? d.value : 0;
+}
+
+}  // namespace
+
+void blas_sweep(const char* trigger) {
+  // Selected, not activated: a process without a BLAS library (a plain
+  // Python script) must not activate just because it was swept.
+  if (!rt::selected()) return;
+  BlasState& s = state();
+  const unsigned long long adds = loader_adds();
+  if (adds != 0 && adds == s.adds.load(std::memory_order_relaxed)) return;
+  std::unique_lock<std::mutex> lock(s.mu, std::try_to_lock);
+  if (!lock.owns_lock()) return;  // another thread sweeps now
+  std::vector<Found> found;
+  {
+    Guard guard;
+    if (!guard.entered()) return;
+    try {
+      for (const Found& f : loaded_pools()) {
+        bool seen = false;
+        for (ElfW(Addr) b : s.seen) seen = seen || b == f.base;
+        if (seen) continue;
+        s.seen.push_back(f.base);
+        found.push_back(f);
+      }
+    } catch (...) {
+    }
+    s.adds.store(adds, std::memory_order_relaxed);
+  }
+  if (found.empty() || !rt::ensure_active()) {
+    if (!found.empty()) {  // not governed after all: look again next time
+      for (const Found& f : found)
+        for (size_t i = 0; i < s.seen.size(); ++i)
+          if (s.seen[i] == f.base) s.seen.erase(s.seen.begin() + static_cast<long>(i--));
+      s.adds.store(0, std::memory_order_relaxed);
+    }
+    return;
+  }
+  // Outside the guard: reading MKL's count loads its threading layer and
+  // starts the OpenMP runtime, whose first calls our OpenMP hooks must see
+  // (libomp's binding is turned off there); a larger pool starts threads
+  // that our pthread_create hook must pin.
+  for (const Found& f : found) {
+    int want = 0;
+    try {
+      want = decide(f, trigger, f.get());
+    } catch (...) {
+      want = 0;
+    }
+    if (want > 0) f.set(want);
+  }
+}
+
+// The value a user's explicit set call (through our hook) passes on.
+int blas_user_set(const char* function, int n, const void* caller_pc, const void* real) {
+  if (n <= 0 || !real) return n;
+  Guard guard;
+  if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return n;
+  const ElfW(Addr) base = object_base(real);
+  // The library calling itself, or torch passing its count on: not the user.
+  if (object_base(caller_pc) == base) return n;
+  try {
+    const char* obj = object_name_of(caller_pc);
+    const std::string who = std::string(function) + "(" + std::to_string(n) + ") from " +
+                            (obj && *obj ? base_name(obj) : "the program");
+    {
+      BlasState& s = state();
+      std::lock_guard<std::mutex> lock(s.user_mu);
+      bool found = false;
+      for (auto& c : s.user_calls)
+        if (c.first == base) c.second = who, found = true;
+      if (!found) s.user_calls.push_back({base, who});
+    }
+    gov::SettingInput in;
+    in.kind = gov::SettingKind::kCap;
+    in.plan = rt::plan().threads;
+    in.current = n;
+    in.user_set = true;
+    in.governing = rt::governing();
+    in.override_user = rt::options().override_user;
+    const gov::SettingDecision d = gov::setting_decide(in);
+    Dl_info di;
+    rt::PoolNote note;
+    note.library = strstr(function, "MKL") || strstr(function, "mkl") ? "mkl"
+                   : strstr(function, "bli")                          ? "blis"
+                                                                      : "openblas";
+    note.object = dladdr(real, &di) && di.dli_fname ? base_name(di.dli_fname) : "";
+    note.before = -1;  // the library's count before the call is not read here
+    note.after = d.value > 0 ? d.value : n;
+    note.set_by = d.changes() ? "parwidth" : "user: " + who;
+    note.applied = d.changes();
+    note.why = std::string(gov::setting_verdict_text(d.verdict)) + " (" + who + ")";
+    rt::note_pool(note);
+    rt::note_framework(note.library, note.object + " thread pool (" + function + ")",
+                       std::to_string(note.after), note.applied, note.why);
+    return d.value > 0 ? d.value : n;
+  } catch (...) {
+  }
+  return n;
+}
+
+}  // namespace pw::hooks
+
+// BLIS counts in dim_t (64-bit); the others in int.
+#define PW_BLAS_SET_HOOK(name, type)                                                  \
+  PW_HOOK(void, name, (type n)) {                                                     \
+    auto real = PW_REAL(name);                                                        \
+    if (!real) return;                                                                \
+    const int asked = n > 4096 ? 4096 : static_cast<int>(n);                          \
+    const int v = pw::hooks::blas_user_set(#name, asked, __builtin_return_address(0), \
+                                           reinterpret_cast<const void*>(real));      \
+    real(v == asked ? n : static_cast<type>(v));                                      \
+  }
+
+PW_BLAS_SET_HOOK(openblas_set_num_threads, int)
+PW_BLAS_SET_HOOK(MKL_Set_Num_Threads, int)
+PW_BLAS_SET_HOOK(mkl_set_num_threads, int)
+PW_BLAS_SET_HOOK(bli_thread_set_num_threads, long)

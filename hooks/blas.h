@@ -1,0 +1,19 @@
+// hooks/blas: the thread pools that BLAS libraries keep beside OpenMP's.
+#pragma once
+
+namespace pw::hooks {
+
+// Finds the BLAS libraries loaded since the last sweep (OpenBLAS under any
+// symbol prefix, MKL's mkl_rt, BLIS) and caps each one's thread count at the
+// plan's threads per pool, unless the user sized it (environment, or the
+// library's own set call seen by our hook); PARWIDTH_OVERRIDE=1 replaces the
+// user's value. Each library found is one entry of the report's `pools`.
+//
+// Call it only where no library's constructor can be running on this thread
+// (after an import, from the main program's own code, after torch's init):
+// a library must not be called before its own initialisation is done. Takes
+// no guard: growing a pool creates threads that the pthread_create hook must
+// see. Cheap when nothing was loaded since the last sweep.
+void blas_sweep(const char* trigger);
+
+}  // namespace pw::hooks

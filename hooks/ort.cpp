@@ -1,0 +1,127 @@
+// hooks/ort: ONNX Runtime sessions. The session's graph comes from the model
+// it loads (graph/ reads ONNX); intra_op_num_threads = the plan's threads per
+// pool; with more than one pool, the parallel execution mode with the plan's
+// pools as inter-op threads; spinning off while other governed processes
+// share the node. Explicit options are kept unless PARWIDTH_OVERRIDE=1.
+// Python reaches this through hooks/python.cpp (the wheel's binding links
+// ORT's core statically: nothing crosses a library boundary).
+#include "hooks/ort.h"
+
+#include <string>
+
+#include "governor/setting.h"
+#include "graph/graph.h"
+#include "hooks/guard.h"
+#include "preload/runtime.h"
+
+namespace pw::hooks {
+namespace {
+
+const char* const kName = "onnxruntime";
+
+void plan_from_model(const void* model, size_t size, bool is_path) {
+  if (!rt::options().model.empty()) {
+    rt::note_framework(kName, "graph (session model)", "", false,
+                       "PARWIDTH_MODEL given; the plan keeps that model's width");
+    return;
+  }
+  graph::Graph g;
+  graph::Stats st;
+  std::string err;
+  graph::Status s =
+      is_path ? graph::model_load(std::string(static_cast<const char*>(model), size), &g, &err)
+              : graph::model_parse(model, size, graph::Format::kOnnx, &g, &err);
+  if (s == graph::Status::kOk) s = graph::stats_compute(g, &st, &err);
+  if (s != graph::Status::kOk) {
+    rt::warn_once("ort-graph", "onnxruntime: the session's model could not be read (" +
+                                   std::string(graph::status_name(s)) + ": " + err +
+                                   "); planning without it");
+    return;
+  }
+  if (st.heavy == 0) {
+    rt::note_framework(kName, "graph (session model)", "no heavy operators", false,
+                       "nothing to plan from; plan unchanged");
+    return;
+  }
+  rt::adopt_graph("onnxruntime session model", static_cast<long>(st.heavy),
+                  static_cast<long>(st.layers), static_cast<long>(st.avg_width),
+                  static_cast<long>(st.max_level_width), st.weighted_parallelism);
+  const gov::Plan& p = rt::plan();
+  rt::note_framework(kName, "graph (session model)",
+                     "H=" + std::to_string(st.heavy) + " L=" + std::to_string(st.layers) +
+                         " W=" + std::to_string(st.avg_width),
+                     true,
+                     "plan from the session's graph: " + std::to_string(p.pools) + " pools x " +
+                         std::to_string(p.threads) + " threads");
+}
+
+// `shown` is the program's value as the report shows it; `ours` the plan's.
+gov::SettingDecision decide(const std::string& setting, int plan, int current, bool user_set,
+                            const std::string& shown, const std::string& reason,
+                            const std::string& ours = "") {
+  gov::SettingInput in;
+  in.kind = gov::SettingKind::kSet;
+  in.plan = plan;
+  in.current = current;
+  in.user_set = user_set;
+  in.governing = rt::governing();
+  in.override_user = rt::options().override_user;
+  const gov::SettingDecision d = gov::setting_decide(in);
+  if (d.verdict != gov::SettingVerdict::kNoPlan)
+    rt::note_framework(kName, setting,
+                       d.changes() ? (ours.empty() ? std::to_string(d.value) : ours) : shown,
+                       d.changes(),
+                       std::string(gov::setting_verdict_text(d.verdict)) +
+                           (user_set ? " (the program set " + shown + ")" : "") + "; " + reason);
+  return d;
+}
+
+}  // namespace
+
+OrtPlanned ort_session_plan(const void* model, size_t size, bool is_path, const OrtUserOptions& u,
+                            const char* api) {
+  OrtPlanned out;
+  Guard guard;
+  if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return out;
+  try {
+    if (model && size > 0) plan_from_model(model, size, is_path);
+    const gov::Plan p = rt::plan();
+    const std::string via = std::string(" (") + api + ")";
+    gov::SettingDecision d =
+        decide("session intra_op_num_threads" + via, p.threads, u.intra, u.intra > 0,
+               std::to_string(u.intra), "plan threads per pool " + std::to_string(p.threads));
+    if (d.changes()) out.intra = d.value;
+    if (p.pools > 1) {
+      d = decide("session execution_mode" + via, 1, u.parallel ? 1 : 0, u.parallel,
+                 u.parallel ? "ORT_PARALLEL" : "ORT_SEQUENTIAL",
+                 "the plan has " + std::to_string(p.pools) + " pools", "ORT_PARALLEL");
+      if (d.changes() || (d.verdict == gov::SettingVerdict::kKeep && u.parallel)) {
+        if (d.changes()) out.parallel = 1;
+        d = decide("session inter_op_num_threads" + via, p.pools, u.inter, u.inter > 0,
+                   std::to_string(u.inter), "plan pools " + std::to_string(p.pools));
+        if (d.changes()) out.inter = d.value;
+      }
+    }
+    if (rt::node_shared()) {
+      d = decide("session allow_spinning (intra_op, inter_op)" + via, 1, u.spin, u.spin >= 0,
+                 std::to_string(u.spin),
+                 "other governed processes share this node: idle workers must not spin", "0");
+      if (d.changes()) out.spin = 0;
+    }
+  } catch (...) {
+    out = OrtPlanned{};
+  }
+  return out;
+}
+
+void ort_session_used(const std::string& what) {
+  Guard guard;
+  if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return;
+  try {
+    rt::note_framework(kName, "session thread pools used", what, true,
+                       "ORT's own session options after creation, and the threads it started");
+  } catch (...) {
+  }
+}
+
+}  // namespace pw::hooks

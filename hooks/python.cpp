@@ -1,0 +1,73 @@
+// hooks/python: the entry that parwidth's Python startup hook
+// (python/sitecustomize.py) calls through ctypes. Python-level code is the
+// only route into what the interpreter reaches without crossing a library
+// boundary (ONNX Runtime's binding, hooks/README.md); and an import is the
+// moment a BLAS library that came with it has finished initialising.
+//
+//   op "selected"     nothing: 0 when the process is governed (activates nothing)
+//   op "sweep"        args: the trigger, for the report      -> blas_sweep
+//   op "ort_session"  args: "intra=N inter=N parallel=0|1 spin=-1|0|1 path=0|1",
+//                     data: the model's path or bytes        -> reply "intra=N inter=N ..."
+//   op "ort_used"     args: what the session used, as text   -> one report entry
+// Returns 0, or -1 when the process is not governed (the reply is then empty).
+#include <stdio.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "hooks/abi.h"
+#include "hooks/blas.h"
+#include "hooks/ort.h"
+#include "preload/runtime.h"
+
+namespace pw::hooks {
+namespace {
+
+int arg_int(const char* args, const char* key, int def) {
+  const size_t n = strlen(key);
+  for (const char* p = args; p && *p;) {
+    while (*p == ' ') ++p;
+    if (strncmp(p, key, n) == 0 && p[n] == '=') return atoi(p + n + 1);
+    p = strchr(p, ' ');
+  }
+  return def;
+}
+
+}  // namespace
+}  // namespace pw::hooks
+
+extern "C" __attribute__((visibility("default"))) int parwidth_python(const char* op,
+                                                                      const char* args,
+                                                                      const void* data, size_t size,
+                                                                      char* reply,
+                                                                      size_t reply_size) {
+  using namespace pw::hooks;
+  if (reply && reply_size) reply[0] = '\0';
+  if (!op || !pw::rt::selected()) return -1;
+  try {
+    if (strcmp(op, "selected") == 0) return 0;  // governed at all; activates nothing
+    if (strcmp(op, "sweep") == 0) {
+      blas_sweep(args && *args ? args : "after a Python import");
+      return 0;
+    }
+    if (strcmp(op, "ort_session") == 0) {
+      OrtUserOptions u;
+      u.intra = arg_int(args, "intra", 0);
+      u.inter = arg_int(args, "inter", 0);
+      u.parallel = arg_int(args, "parallel", 0) == 1;
+      u.spin = arg_int(args, "spin", -1);
+      const OrtPlanned p = ort_session_plan(data, size, arg_int(args, "path", 0) == 1, u, "Python");
+      if (reply && reply_size)
+        snprintf(reply, reply_size, "intra=%d inter=%d parallel=%d spin=%d", p.intra, p.inter,
+                 p.parallel, p.spin);
+      return 0;
+    }
+    if (strcmp(op, "ort_used") == 0) {
+      ort_session_used(args ? args : "");
+      return 0;
+    }
+  } catch (...) {
+  }
+  return -1;
+}

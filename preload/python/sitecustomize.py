@@ -1,0 +1,235 @@
+# parwidth's Python startup hook: libparwidth.so puts this directory first on
+# PYTHONPATH in Python processes it governs (preload/runtime.cpp); Python then
+# runs this file at start-up, as tracing auto-instrumentation does.
+#
+# It (1) takes its directory out of PYTHONPATH and sys.path again, so the
+# program sees its own environment; (2) runs the sitecustomize this file
+# shadows, if there is one; (3) only if libparwidth.so is loaded in this
+# process: before each import (and after each ctypes.CDLL), lets parwidth cap
+# the BLAS libraries that earlier imports loaded, and wraps ONNX Runtime's InferenceSession creation so that
+# the session gets the plan (hooks/README.md says why ORT needs Python-level
+# code). Without libparwidth.so it does nothing else. Any failure here leaves
+# the program as it would have been.
+
+
+def _parwidth_start():
+    import os
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+
+    def same(p):
+        try:
+            return os.path.abspath(p) == here
+        except Exception:
+            return False
+
+    # (1) PYTHONPATH and sys.path as the program had them.
+    parts = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    if parts and same(parts[0]):
+        rest = os.pathsep.join(parts[1:])
+        if rest:
+            os.environ["PYTHONPATH"] = rest
+        else:
+            del os.environ["PYTHONPATH"]
+    sys.path[:] = [p for p in sys.path if not same(p)]
+
+    # (2) The sitecustomize we shadow (Debian ships one), run as itself.
+    try:
+        import importlib.util
+
+        this = sys.modules.get(__name__)
+        del sys.modules[__name__]
+        try:
+            spec = importlib.util.find_spec("sitecustomize")
+        finally:
+            sys.modules[__name__] = this
+        if spec is not None and spec.origin and not same(os.path.dirname(spec.origin)):
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[__name__] = mod
+            spec.loader.exec_module(mod)
+    except Exception:
+        pass
+
+    # (3) Only with libparwidth.so in this process.
+    try:
+        import ctypes
+
+        api = ctypes.CDLL(None).parwidth_python
+    except Exception:
+        return
+    api.restype = ctypes.c_int
+    api.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t,
+                    ctypes.c_char_p, ctypes.c_size_t]
+
+    def call(op, args="", data=None):
+        reply = ctypes.create_string_buffer(256)
+        buf = None
+        if data is not None:
+            buf = ctypes.create_string_buffer(bytes(data), len(data))
+        size = len(data) if data is not None else 0
+        rc = api(op.encode(), args.encode(), buf, size, reply, len(reply))
+        return rc, reply.value.decode()
+
+    if call("selected")[0] != 0:
+        return  # not governed (nothing is activated by asking)
+
+    state = {"busy": False}
+    ort_module = "onnxruntime.capi.onnxruntime_inference_collection"
+
+    def sweep(why):
+        if state["busy"]:
+            return
+        state["busy"] = True
+        try:
+            call("sweep", why)
+        except Exception:
+            pass
+        finally:
+            state["busy"] = False
+
+    import importlib.abc
+
+    class _BeforeImport(importlib.abc.MetaPathFinder):
+        """Sweeps what earlier imports loaded, then lets the usual finders
+        find the module (its loader untouched), except ORT's session module,
+        whose loader also wraps InferenceSession once the module ran."""
+
+        def find_spec(self, fullname, path=None, target=None):
+            if state["busy"]:
+                return None
+            sweep("before import " + fullname)
+            if fullname != ort_module:
+                return None
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                try:
+                    spec = finder.find_spec(fullname, path, target)
+                except Exception:
+                    return None
+                if spec is None:
+                    continue
+                loader = spec.loader
+                if loader is None or not hasattr(loader, "exec_module"):
+                    return spec
+                original = loader.exec_module
+
+                def exec_module(module, original=original):
+                    original(module)
+                    try:
+                        _wrap_ort(module, call)
+                    except Exception:
+                        pass
+
+                loader.exec_module = exec_module
+                return spec
+            return None
+
+    sys.meta_path.insert(0, _BeforeImport())
+
+    # A library loaded with ctypes.CDLL (MKL, BLIS by hand) is swept right after.
+    try:
+        init = ctypes.CDLL.__init__
+
+        def _cdll_init(self, *a, **k):
+            init(self, *a, **k)
+            sweep("after ctypes.CDLL(%r)" % (a[0] if a else k.get("name"),))
+
+        ctypes.CDLL.__init__ = _cdll_init
+    except Exception:
+        pass
+
+
+def _wrap_ort(module, call):
+    """InferenceSession gets the plan: the options are set on the program's
+    SessionOptions for the creation only (ORT copies them into the session)
+    and put back afterwards."""
+    import os
+
+    cls = getattr(module, "InferenceSession", None)
+    C = getattr(module, "C", None)
+    if cls is None or C is None or getattr(cls, "_parwidth_wrapped", False):
+        return
+    original = cls._create_inference_session
+    spin_keys = ("session.intra_op.allow_spinning", "session.inter_op.allow_spinning")
+
+    def threads():
+        try:
+            return len(os.listdir("/proc/self/task"))
+        except OSError:
+            return -1
+
+    def create(self, *a, **k):
+        opts = getattr(self, "_sess_options", None)
+        created = opts is None
+        try:
+            if created:
+                opts = C.SessionOptions()
+            spin = -1
+            try:
+                spin = int(opts.get_session_config_entry(spin_keys[0]))
+            except Exception:
+                spin = -1
+            parallel = opts.execution_mode == C.ExecutionMode.ORT_PARALLEL
+            args = "intra=%d inter=%d parallel=%d spin=%d" % (
+                opts.intra_op_num_threads, opts.inter_op_num_threads, int(parallel), spin)
+            if getattr(self, "_model_path", None):
+                model = os.fsencode(self._model_path)
+                rc, reply = call("ort_session", args + " path=1", model)
+            else:
+                rc, reply = call("ort_session", args + " path=0", self._model_bytes or b"")
+            want = dict(kv.split("=") for kv in reply.split()) if rc == 0 and reply else {}
+            want = {k: int(v) for k, v in want.items()}
+        except Exception:
+            return original(self, *a, **k)
+        saved = (opts.intra_op_num_threads, opts.inter_op_num_threads, opts.execution_mode)
+        if not any(v >= 0 for v in want.values()):
+            return original(self, *a, **k)
+        try:
+            if want.get("intra", -1) >= 0:
+                opts.intra_op_num_threads = want["intra"]
+            if want.get("inter", -1) >= 0:
+                opts.inter_op_num_threads = want["inter"]
+            if want.get("parallel", -1) == 1:
+                opts.execution_mode = C.ExecutionMode.ORT_PARALLEL
+            if want.get("spin", -1) == 0:
+                for key in spin_keys:
+                    opts.add_session_config_entry(key, "0")
+            if created:
+                self._sess_options = opts
+        except Exception:
+            return original(self, *a, **k)
+        before = threads()
+        try:
+            return original(self, *a, **k)
+        finally:
+            try:
+                used = self._sess.session_options if getattr(self, "_sess", None) else None
+                if used is not None:
+                    call("ort_used", "intra_op_num_threads=%d inter_op_num_threads=%d "
+                         "execution_mode=%s threads_started=%d" % (
+                             used.intra_op_num_threads, used.inter_op_num_threads,
+                             str(used.execution_mode).split(".")[-1], threads() - before))
+            except Exception:
+                pass
+            # The program's own SessionOptions object, as it was.
+            try:
+                if not created:
+                    opts.intra_op_num_threads, opts.inter_op_num_threads = saved[0], saved[1]
+                    opts.execution_mode = saved[2]
+                    if want.get("spin", -1) == 0:
+                        for key in spin_keys:
+                            opts.add_session_config_entry(key, "1" if spin != 0 else "0")
+            except Exception:
+                pass
+
+    cls._create_inference_session = create
+    cls._parwidth_wrapped = True
+
+
+try:
+    _parwidth_start()
+except Exception:
+    pass
+del _parwidth_start
