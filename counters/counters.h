@@ -85,9 +85,11 @@ class Papi {
   // component is disabled, it knows no event, or the kernel refuses them all.
   Status open(const char* library);
   // Cumulative counts since open(), over the opener and its descendants (live or exited).
-  // read(2) only: callable from any thread, runs no libpapi code.
-  Status read(PapiValues* out) const;
-  void close();   // closes the counters; libpapi stays loaded (never dlclose'd)
+  // read(2) only: callable from one thread at a time, runs no libpapi code. kError (and the
+  // counters are dropped for good) when a descriptor no longer names our event: the host closed
+  // or reused it; a host's file is never read.
+  Status read(PapiValues* out);
+  void close();   // closes the counters still ours; libpapi stays loaded (never dlclose'd)
   void forget();  // in a fork()ed child: close the copies of the parent's counters
   bool is_open() const { return open_; }
   const char* reason() const { return reason_; }
@@ -95,8 +97,10 @@ class Papi {
 
  private:
   Status fail(Status s, const char* what, const char* detail);
+  bool still_ours(int slot) const;
   bool open_ = false;
   int fd_[7] = {-1, -1, -1, -1, -1, -1, -1};
+  uint64_t id_[7] = {};
   int n_sw_ = 0, n_hw_ = 0;
   char names_[200] = "";
   char reason_[256] = "not opened";

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -282,7 +283,13 @@ Status Papi::open(const char* library) {
       denied += errno == EACCES || errno == EPERM;
       continue;
     }
+    uint64_t id = 0;
+    if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0) {
+      ::close(fd);
+      continue;
+    }
     fd_[e.slot] = fd;
+    id_[e.slot] = id;
     (e.hardware ? opened_hw : opened_sw)++;
     size_t len = strlen(names_);
     snprintf(names_ + len, sizeof names_ - len, "%s%s", len ? " " : "", e.papi_name);
@@ -303,14 +310,26 @@ Status Papi::open(const char* library) {
 #endif
 }
 
-Status Papi::read(PapiValues* out) const {
+// A host may close "all" descriptors (daemons do) and reuse the numbers: a counter is read only
+// while its descriptor still names the event we opened (its kernel id), never a host's file.
+bool Papi::still_ours(int slot) const {
+  uint64_t id = 0;
+  return fd_[slot] >= 0 && ioctl(fd_[slot], PERF_EVENT_IOC_ID, &id) == 0 && id == id_[slot];
+}
+
+Status Papi::read(PapiValues* out) {
   if (!out) return Status::kError;
   if (!is_open()) return Status::kUnsupported;
   uint64_t v[kSlots] = {0};
   for (int i = 0; i < kSlots; ++i) {
     if (fd_[i] < 0) continue;
     uint64_t x = 0;
-    if (::read(fd_[i], &x, sizeof x) != static_cast<ssize_t>(sizeof x)) return Status::kError;
+    if (!still_ours(i) || ::read(fd_[i], &x, sizeof x) != static_cast<ssize_t>(sizeof x)) {
+      close();  // closes only the descriptors that are still ours
+      snprintf(reason_, sizeof reason_, "%s",
+               "counters lost: the process closed or reused their descriptors; /proc alone");
+      return Status::kError;
+    }
     v[i] = x;
   }
   PapiValues pv;
@@ -328,9 +347,9 @@ Status Papi::read(PapiValues* out) const {
 }
 
 void Papi::close() {
-  for (int& fd : fd_) {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
+  for (int i = 0; i < kSlots; ++i) {
+    if (still_ours(i)) ::close(fd_[i]);
+    fd_[i] = -1;
   }
   open_ = false;
 }

@@ -194,6 +194,8 @@ void Sampler::run() {
   sort_by_tid(bufs_[0], np);
   PapiValues pprev, pcur;
   bool papi_ok = papi_used_.load() && papi_.read(&pprev) == Status::kOk;
+  if (papi_used_.load() && !papi_ok)
+    snprintf(papi_reason_, sizeof papi_reason_, "%s", papi_.reason());
   uint64_t t_prev = now_ns(CLOCK_MONOTONIC);
   uint64_t cpu_prev = now_ns(CLOCK_PROCESS_CPUTIME_ID);
   uint64_t self_prev = now_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -237,6 +239,9 @@ void Sampler::run() {
       s.papi.task_clock_ns = sub(s.papi.task_clock_ns, s.sampler_cpu_ns);
       s.papi.context_switches = sub(s.papi.context_switches, sub(own_sw, own_sw_prev));
       pprev = pcur;
+    } else if (papi_ok) {
+      papi_ok = false;  // the host closed or reused the descriptors: /proc from now on
+      snprintf(papi_reason_, sizeof papi_reason_, "%s", papi_.reason());
     }
     s.runq_wait_ns = wait_delta(bufs_[0], np, cur, nc);
     s.invol_switches = sub(invol, invol_prev);

@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -342,6 +343,49 @@ TEST(Sampler, PapiIsNotInitialisedBesideRunningThreads) {
   EXPECT_NE(why.find("threads were running"), std::string::npos) << why;
   // libpapi was never loaded into this process.
   EXPECT_EQ(dlopen("libpapi.so.7.0", RTLD_NOW | RTLD_NOLOAD), nullptr);
+}
+
+// A daemon-like host closes every descriptor and reuses the numbers: the sampler notices that they
+// no longer name its counters and never reads (steals) the host's data.
+TEST(Sampler, DescriptorsTheHostReusedAreNeverRead) {
+  if (!getenv("PW_COUNTERS_CHILD")) {
+    return run_in_child("Sampler.DescriptorsTheHostReusedAreNeverRead", {});
+  }
+  Monitor m;
+  Sampler s;
+  ASSERT_EQ(s.start(period(20), nullptr, &Monitor::on_sample, &m), Status::kOk);
+  SamplerInfo i;
+  wait_ready(s);
+  s.info(&i);
+  if (!i.papi_used) {
+    s.stop();
+    return skip_in_child(std::string("no PAPI counters here: ") + i.papi_reason);
+  }
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  const char data[] = "the host's own bytes";
+  ASSERT_EQ(write(p[1], data, sizeof data), static_cast<ssize_t>(sizeof data));
+  int replaced = 0;
+  DIR* d = opendir("/proc/self/fd");
+  ASSERT_NE(d, nullptr);
+  while (dirent* e = readdir(d)) {
+    char target[128] = "";
+    std::string path = std::string("/proc/self/fd/") + e->d_name;
+    ssize_t n = readlink(path.c_str(), target, sizeof target - 1);
+    if (n > 0 && strstr(target, "perf_event")) replaced += dup2(p[0], atoi(e->d_name)) >= 0;
+  }
+  closedir(d);
+  ASSERT_GT(replaced, 0);
+  uint64_t before = m.samples.load();
+  m.wait_for(before + 5, false);
+  s.info(&i);
+  std::string why = i.papi_reason;
+  s.stop();
+  int left = 0;
+  ASSERT_EQ(ioctl(p[0], FIONREAD, &left), 0);
+  EXPECT_EQ(left, static_cast<int>(sizeof data)) << "the sampler read the host's pipe";
+  EXPECT_NE(why.find("counters lost"), std::string::npos) << why;
+  EXPECT_GE(m.samples.load(), before + 5) << "sampling goes on from /proc";
 }
 
 TEST(Sampler, PapiInitTouchesNoSignalHandler) {
