@@ -131,7 +131,7 @@ def test_other_users_load_is_contention_and_keeps_the_team(tmp_path):
     assert m["omp_cap"] == r["plan"]["threads"]
     assert m["contention"] is True and "contention" in kinds, json.dumps(m)
     c = next(a for a in m["actions"] if a["kind"] == "contention")
-    assert c["contention_ratio"] >= 0.25 and c["own_ratio"] < 0.25, c
+    assert c["contention_ratio"] >= 0.25, c
 
 
 def test_observe_mode_records_but_does_not_lower_the_cap(tmp_path):
