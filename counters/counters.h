@@ -8,8 +8,9 @@
 //    kError means a call that should have worked failed (bad argument, resource exhausted).
 //  - Nothing throws, prints, aborts or installs signal handlers. Nothing is exported: the
 //    preload links this statically and compiles it -fvisibility=hidden.
-//  - libpapi is never linked: it is dlopen'ed RTLD_LOCAL by the sampler thread when PAPI is
-//    enabled, so a process that never starts a sampler never pays for it.
+//  - libpapi is never linked: it is dlopen'ed RTLD_LOCAL by Sampler::start, on the calling thread
+//    and only while that is the process's only thread, so a process that never starts a sampler
+//    never pays for it, and no libpapi code runs beside the host's threads.
 #pragma once
 
 #include <pthread.h>
@@ -57,47 +58,51 @@ struct ProcReadOptions {
 Status proc_read_threads(const ProcReadOptions& opt, ThreadStat* out, size_t cap, size_t* n,
                          size_t* total);
 
-// ---- PAPI backend (perf_event component, process-wide software events) ----------------------
+// ---- PAPI backend: perf_event counters inherited by every later thread ----------------------
 
 struct PapiValues {
-  bool have_software = false;  // the three perf:: software events below are valid
-  bool have_hardware = false;  // cycles / instructions are valid (absent in VMs without a PMU)
+  bool have_software = false;  // context switches, migrations, task clock are valid
+  bool have_hardware = false;  // at least one hardware event is valid (absent in VMs without a PMU)
   uint64_t context_switches = 0;
   uint64_t cpu_migrations = 0;
   uint64_t task_clock_ns = 0;
   uint64_t cycles = 0;
   uint64_t instructions = 0;
+  uint64_t stall_cycles = 0;  // backend stall cycles, where the PMU has them
+  uint64_t cache_misses = 0;
 };
 
-// PAPI as used here. Every method must be called from one thread (the sampler's): PAPI keeps
-// per-thread state and we do not call PAPI_thread_init, so no other thread of the host is touched.
+// The counters, as PAPI's perf_event component allows them here (papi.cpp says why they are
+// opened with perf_event_open rather than through a PAPI event set).
 class Papi {
  public:
-  // dlopen(library, RTLD_NOW|RTLD_LOCAL) (nullptr = "libpapi.so.7.0"), PAPI_library_init, and an
-  // event set on the perf_event component attached to the main thread with PAPI_INHERIT_ALL, so
-  // that it counts the main thread and every thread (or child process) created after this call.
-  // No overflow, no multiplexing: PAPI installs no signal handler. kUnsupported with reason()
-  // saying why when libpapi is missing, the host already loaded its own libpapi, the component is
-  // disabled, or no software event could be started.
+  // Only while the calling thread is the process's only thread (else kUnsupported, reason says
+  // so): dlopen(library, RTLD_NOW|RTLD_LOCAL) (nullptr = "libpapi.so.7.0"), PAPI_library_init
+  // (honouring PAPI_DISABLE_COMPONENTS, which PAPI 7.0 itself ignores), the perf_event
+  // component's state and which of its events exist; once per process. Then one counter per
+  // known event, inherited by every thread and child process created afterwards. kUnsupported
+  // with reason() saying why when libpapi is missing, the host loaded its own libpapi, the
+  // component is disabled, it knows no event, or the kernel refuses them all.
   Status open(const char* library);
-  // Cumulative counts since open().
+  // Cumulative counts since open(), over the opener and its descendants (live or exited).
+  // read(2) only: callable from one thread at a time, runs no libpapi code. kError (and the
+  // counters are dropped for good) when a descriptor no longer names our event: the host closed
+  // or reused it; a host's file is never read.
   Status read(PapiValues* out);
-  // Stops counting and frees the event set. libpapi stays loaded (never dlclose'd: PAPI leaves
-  // thread-specific data and atexit state that would dangle).
-  void close();
-  // Forget everything without calling PAPI (in a fork()ed child the owning thread is gone).
-  void forget();
-  bool is_open() const { return eventset_ >= 0; }
+  void close();   // closes the counters still ours; libpapi stays loaded (never dlclose'd)
+  void forget();  // in a fork()ed child: close the copies of the parent's counters
+  bool is_open() const { return open_; }
   const char* reason() const { return reason_; }
-
-  struct Api;  // the dlsym'ed PAPI entry points (defined in papi.cpp)
+  const char* names() const { return names_; }  // the events counted, space-separated
 
  private:
   Status fail(Status s, const char* what, const char* detail);
-  const Api* api_ = nullptr;
-  int eventset_ = -1;
+  bool still_ours(int slot) const;
+  bool open_ = false;
+  int fd_[7] = {-1, -1, -1, -1, -1, -1, -1};
+  uint64_t id_[7] = {};
   int n_sw_ = 0, n_hw_ = 0;
-  int slot_of_[5] = {-1, -1, -1, -1, -1};  // event-set index of each counter, -1 = absent
+  char names_[200] = "";
   char reason_[256] = "not opened";
 };
 
@@ -109,7 +114,9 @@ using ThreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void
 
 struct SamplerOptions {
   unsigned period_ms = 100;            // clamped to [5, 60000]
-  bool use_papi = true;                // false: /proc only, libpapi is never loaded
+  bool use_papi = true;                // false: /proc only, libpapi is never loaded; true: the
+                                       // counters are opened by start() on the calling thread
+                                       // if it is the only one (see Papi::open)
   const char* papi_library = nullptr;  // nullptr = "libpapi.so.7.0"; a test may pass a bogus name
   unsigned detail_every = 10;          // per-thread cpu + affinity every Nth sample; 0 = never
   size_t max_threads = 1024;           // capacity of the per-thread tables, allocated at start
@@ -128,7 +135,8 @@ struct Sample {
   uint64_t sampler_cpu_ns = 0;     // the sampler thread's own CPU time in this interval
   uint32_t threads = 0;            // threads present now, the sampler excluded
   bool threads_truncated = false;  // more threads than max_threads: sums cover the first ones
-  PapiValues papi;                 // deltas; have_* false when PAPI is not in use
+  PapiValues papi;                 // deltas (the sampler's own task clock and switches taken
+                                   // out); have_* false when PAPI is not in use
   const ThreadStat* thread = nullptr;  // per-thread state now (valid during the callback only)
   size_t n_thread = 0;
   bool detail = false;  // this sample has per-thread cpu + affinity
@@ -145,6 +153,8 @@ struct SamplerInfo {
   uint32_t period_ms = 0;
   const char* backend = "proc";  // "papi+proc" or "proc"
   const char* papi_reason = "";  // why PAPI is not used (or "ok"); stable while the Sampler lives
+  const char* counters = "";     // the PAPI events counted, space-separated ("" without PAPI)
+  uint64_t papi_open_ns = 0;     // what opening PAPI cost start()'s caller (0 if not tried)
   int64_t sampler_tid = 0;       // 0 when not running
 };
 
@@ -155,8 +165,9 @@ class Sampler {
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
 
-  // Starts the thread "parwidth-mon" with every signal blocked (the host's handlers never run on
-  // it). create may be nullptr (= pthread_create). Does not wait for PAPI to initialise.
+  // With use_papi, opens the counters first, on the calling thread (Papi::open: only if it is the
+  // process's only thread). Then starts the thread "parwidth-mon" with every signal blocked (the
+  // host's handlers never run on it). create may be nullptr (= pthread_create).
   // kBusy if running; kError if the thread or its buffers could not be made.
   Status start(const SamplerOptions& opt, ThreadCreateFn create, SampleFn fn, void* user);
   // Wakes the thread (condition variable), joins it, closes PAPI. Returns within about one
@@ -166,8 +177,8 @@ class Sampler {
   // In a fork()ed child: the thread does not exist there. Drops the state without joining or
   // calling PAPI, closes our fds; the child may start() again (PAPI then stays off).
   void reset_after_fork();
-  // kPending while the thread has not finished deciding on PAPI, kOk after (info is filled in
-  // both cases).
+  // kPending until the thread runs (sampler_tid known), kOk after; the PAPI fields are final as
+  // soon as start() returned (info is filled in both cases).
   Status info(SamplerInfo* out) const;
 
  private:
@@ -191,6 +202,7 @@ class Sampler {
   ThreadStat* bufs_[2] = {nullptr, nullptr};
   Papi papi_;
   char papi_reason_[256] = "not started";
+  uint64_t papi_open_ns_ = 0;
 };
 
 }  // namespace pw::counters

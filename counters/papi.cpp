@@ -1,18 +1,31 @@
-// counters/papi.cpp: PAPI's perf_event component through dlopen, counting the whole process.
+// counters/papi.cpp: PAPI's perf_event component says where counting works and which events
+// exist; the counters themselves are perf_event_open(2) descriptors that inherit into every thread.
 //
-// Why attach + inherit: perf_event counters follow tasks, and PAPI's granularity option has no
-// per-process mode on this component (thread or whole-CPU only). Attaching the event set to the
-// main thread with PAPI_INHERIT_ALL counts the main thread and every task it (or its descendants)
-// creates after open(); reading the parent counter includes those children, live or exited.
-// Threads that already existed, created by a thread other than main, are not counted: the preload
-// starts the sampler on activation, normally the first pthread_create, when only main exists.
+// Why not PAPI_attach + PAPI_INHERIT: PAPI 7.0's perf_event component validates every attach,
+// inherit, granularity and multiplex request by opening PERF_COUNT_HW_INSTRUCTIONS on the target
+// (check_permissions() in src/components/perf_event/perf_event.c, unchanged upstream). Where the
+// machine has no hardware PMU (a KVM guest: "using software events only") that open fails with
+// ENOENT, which PAPI reports as PAPI_ENOEVNT, "Event does not exist", although the component is
+// active and its perf:: software events count. Without attach or inherit a PAPI event set counts
+// only the thread that created it. So PAPI is used for what it does right, once, while the process
+// is single-threaded (library and component initialisation, which events exist here), and the
+// counters are opened with inherit = 1 on that only thread: they count it and every thread (and
+// child process) created afterwards, which is what attach + inherit on the main thread would have
+// counted. After open() no libpapi or libpfm code runs again: read() is read(2) on our fds, from
+// any thread.
+#include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
 #include <pthread.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <initializer_list>
 
 #include "counters/counters.h"
 
@@ -23,49 +36,86 @@
 
 namespace pw::counters {
 
-#if PW_HAVE_PAPI_H
-
-struct Papi::Api {
-  decltype(&PAPI_library_init) library_init;
-  decltype(&PAPI_is_initialized) is_initialized;
-  decltype(&PAPI_get_component_index) get_component_index;
-  decltype(&PAPI_get_component_info) get_component_info;
-  decltype(&PAPI_create_eventset) create_eventset;
-  decltype(&PAPI_assign_eventset_component) assign_eventset_component;
-  decltype(&PAPI_attach) attach;
-  decltype(&PAPI_set_opt) set_opt;
-  decltype(&PAPI_add_named_event) add_named_event;
-  decltype(&PAPI_start) start;
-  decltype(&PAPI_read) read;
-  decltype(&PAPI_stop) stop;
-  decltype(&PAPI_cleanup_eventset) cleanup_eventset;
-  decltype(&PAPI_destroy_eventset) destroy_eventset;
-  decltype(&PAPI_strerror) strerror;
-};
-
 namespace {
 
 constexpr const char* kDefaultLibrary = "libpapi.so.7.0";
 
-// Loaded once per process and kept: see Papi::close.
-pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-Papi::Api g_api;
-bool g_loaded = false;
-char g_name[256];
+enum Slot {
+  kCtxSw,
+  kMigr,
+  kTaskClock,
+  kCycles,
+  kInstr,
+  kStall,
+  kCacheMiss,
+  kSlots,
+};
 
-enum Slot { kCtxSw, kMigr, kTaskClock, kCycles, kInstr, kSlots };
-struct EventName {
+// Each counter: the name PAPI must know for it to be used (its perf_event component, through
+// libpfm4, decides), and what perf_event_open counts for it.
+struct Event {
   Slot slot;
-  const char* names[2];  // alternatives, first that adds wins
+  const char* papi_name;
+  uint32_t type;
+  uint64_t config;
+  bool hardware;
 };
-constexpr EventName kSoftware[] = {
-    {kCtxSw, {"perf::CONTEXT-SWITCHES", nullptr}},
-    {kMigr, {"perf::CPU-MIGRATIONS", nullptr}},
-    {kTaskClock, {"perf::TASK-CLOCK", nullptr}},
+constexpr Event kEvents[] = {
+    {kCtxSw, "perf::CONTEXT-SWITCHES", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, false},
+    {kMigr, "perf::CPU-MIGRATIONS", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, false},
+    {kTaskClock, "perf::TASK-CLOCK", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, false},
+    {kCycles, "perf::CYCLES", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, true},
+    {kInstr, "perf::INSTRUCTIONS", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, true},
+    {kStall, "perf::STALLED-CYCLES-BACKEND", PERF_TYPE_HARDWARE,
+     PERF_COUNT_HW_STALLED_CYCLES_BACKEND, true},
+    {kCacheMiss, "perf::CACHE-MISSES", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, true},
 };
-constexpr EventName kHardware[] = {
-    {kCycles, {"PAPI_TOT_CYC", "perf::CYCLES"}},
-    {kInstr, {"PAPI_TOT_INS", "perf::INSTRUCTIONS"}},
+
+// Threads of this process now (/proc/self/task entries), -1 if unknown. No allocation.
+[[maybe_unused]] int thread_count() {
+  int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int n = 0;
+  alignas(8) char buf[4096];
+  for (;;) {
+    long r = syscall(SYS_getdents64, fd, buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    for (long off = 0; off < r;) {
+      auto* d = reinterpret_cast<struct dirent64*>(buf + off);
+      off += d->d_reclen;
+      if (d->d_name[0] != '.') ++n;
+    }
+  }
+  close(fd);
+  return n;
+}
+
+[[maybe_unused]] int perf_open(const Event& e, bool user_only) {
+  perf_event_attr a;
+  memset(&a, 0, sizeof a);
+  a.size = sizeof a;
+  a.type = e.type;
+  a.config = e.config;
+  a.inherit = 1;
+  a.exclude_hv = 1;
+  a.exclude_kernel = user_only ? 1 : 0;
+  return static_cast<int>(
+      syscall(SYS_perf_event_open, &a, 0 /* this thread */, -1, -1, PERF_FLAG_FD_CLOEXEC));
+}
+
+#if PW_HAVE_PAPI_H
+
+struct Api {
+  decltype(&PAPI_library_init) library_init;
+  decltype(&PAPI_is_initialized) is_initialized;
+  decltype(&PAPI_disable_component_by_name) disable_component_by_name;
+  decltype(&PAPI_disable_component) disable_component;
+  decltype(&PAPI_num_components) num_components;
+  decltype(&PAPI_get_component_index) get_component_index;
+  decltype(&PAPI_get_component_info) get_component_info;
+  decltype(&PAPI_query_named_event) query_named_event;
+  decltype(&PAPI_strerror) strerror;
 };
 
 template <typename F>
@@ -74,206 +124,240 @@ bool bind(void* h, const char* name, F* out) {
   return *out != nullptr;
 }
 
-// Returns nullptr on success, else what failed (a static string, or `why` filled in).
-const char* load(const char* library, char* why, size_t why_len) {
-  if (g_loaded && strcmp(library, g_name) == 0) return nullptr;
-  if (g_loaded) {
-    // Asked for another file after loading one (tests do): it must be the same library.
-    void* h = dlopen(library, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      const char* e = dlerror();
-      snprintf(why, why_len, "dlopen %.80s failed: %.100s", library, e ? e : "?");
-      return why;
+// What PAPI said, decided once per process (libpapi is initialised once and never called again).
+struct Decision {
+  bool done = false;
+  char library[128] = "";
+  bool usable = false;
+  bool known[kSlots] = {};
+  char reason[200] = "";
+};
+pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+Decision g_decision;
+
+// PAPI 7.0 ignores PAPI_DISABLE_COMPONENTS (7.1 reads it): honour it the way 7.1 does, through
+// PAPI_disable_component_by_name before the library is initialised. Comma-separated names.
+void disable_listed_components(const Api& p) {
+  const char* list = getenv("PAPI_DISABLE_COMPONENTS");
+  if (!list) return;
+  char name[64];
+  for (const char* s = list; *s;) {
+    const char* e = s;
+    while (*e && *e != ',') ++e;
+    size_t len = static_cast<size_t>(e - s);
+    if (len > 0 && len < sizeof name) {
+      memcpy(name, s, len);
+      name[len] = '\0';
+      p.disable_component_by_name(name);
     }
-    bool same = dlsym(h, "PAPI_library_init") == reinterpret_cast<void*>(g_api.library_init);
-    dlclose(h);
-    return same ? nullptr : "a different libpapi is already in use by parwidth";
+    s = *e ? e + 1 : e;
   }
+}
+
+// Loads libpapi, initialises it and asks which events exist. Called on the only thread.
+void decide(const char* library, Decision* d) {
+  d->done = true;
+  snprintf(d->library, sizeof d->library, "%s", library);
   // A host that uses PAPI itself owns its global state (library init, thread ids): keep out.
   if (void* mine = dlopen(library, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) {
     dlclose(mine);
-    return "the host process already loaded libpapi; not sharing its state";
+    snprintf(d->reason, sizeof d->reason, "%s",
+             "the host process already loaded libpapi; not sharing its state");
+    return;
   }
   void* h = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* e = dlerror();
-    snprintf(why, why_len, "dlopen %.80s failed: %.100s", library, e ? e : "?");
-    return why;
+    snprintf(d->reason, sizeof d->reason, "dlopen %.80s failed: %.100s", library, e ? e : "?");
+    return;
   }
-  Papi::Api a{};
-  bool ok = bind(h, "PAPI_library_init", &a.library_init) &&
-            bind(h, "PAPI_is_initialized", &a.is_initialized) &&
-            bind(h, "PAPI_get_component_index", &a.get_component_index) &&
-            bind(h, "PAPI_get_component_info", &a.get_component_info) &&
-            bind(h, "PAPI_create_eventset", &a.create_eventset) &&
-            bind(h, "PAPI_assign_eventset_component", &a.assign_eventset_component) &&
-            bind(h, "PAPI_attach", &a.attach) && bind(h, "PAPI_set_opt", &a.set_opt) &&
-            bind(h, "PAPI_add_named_event", &a.add_named_event) &&
-            bind(h, "PAPI_start", &a.start) && bind(h, "PAPI_read", &a.read) &&
-            bind(h, "PAPI_stop", &a.stop) &&
-            bind(h, "PAPI_cleanup_eventset", &a.cleanup_eventset) &&
-            bind(h, "PAPI_destroy_eventset", &a.destroy_eventset) &&
-            bind(h, "PAPI_strerror", &a.strerror);
+  Api p{};
+  bool ok = bind(h, "PAPI_library_init", &p.library_init) &&
+            bind(h, "PAPI_is_initialized", &p.is_initialized) &&
+            bind(h, "PAPI_disable_component_by_name", &p.disable_component_by_name) &&
+            bind(h, "PAPI_disable_component", &p.disable_component) &&
+            bind(h, "PAPI_num_components", &p.num_components) &&
+            bind(h, "PAPI_get_component_index", &p.get_component_index) &&
+            bind(h, "PAPI_get_component_info", &p.get_component_info) &&
+            bind(h, "PAPI_query_named_event", &p.query_named_event) &&
+            bind(h, "PAPI_strerror", &p.strerror);
   if (!ok) {
     dlclose(h);  // nothing of it ran yet, so unloading is safe
-    return "libpapi lacks a required PAPI_* symbol";
+    snprintf(d->reason, sizeof d->reason, "%s", "libpapi lacks a required PAPI_* symbol");
+    return;
   }
-  g_api = a;
-  g_loaded = true;
-  snprintf(g_name, sizeof g_name, "%s", library);
-  return nullptr;
+  // Never dlclose'd from here on: PAPI leaves thread-specific data and atexit state behind.
+  if (p.is_initialized() == PAPI_NOT_INITED) {
+    disable_listed_components(p);
+    // Only perf_event is used: the others (uncore, sde, GPU components that dlopen their own
+    // libraries, sysdetect) would cost the first pthread_create ~10 ms more here and load code.
+    for (int c = 0, n = p.num_components(); c < n; ++c) {
+      const PAPI_component_info_t* ci = p.get_component_info(c);
+      if (ci && strcmp(ci->name, "perf_event") != 0) p.disable_component(c);
+    }
+    int v = p.library_init(PAPI_VER_CURRENT);
+    if (v != PAPI_VER_CURRENT) {
+      snprintf(d->reason, sizeof d->reason, "PAPI_library_init failed: %.100s",
+               v < 0 ? p.strerror(v) : "version mismatch");
+      return;
+    }
+  }
+  int cidx = p.get_component_index("perf_event");
+  const PAPI_component_info_t* ci = cidx >= 0 ? p.get_component_info(cidx) : nullptr;
+  if (!ci) {
+    snprintf(d->reason, sizeof d->reason, "%s", "PAPI has no perf_event component");
+    return;
+  }
+  if (ci->disabled) {
+    snprintf(d->reason, sizeof d->reason, "PAPI perf_event component disabled: %.150s",
+             ci->disabled_reason);
+    return;
+  }
+  int n = 0;
+  for (const Event& e : kEvents) {
+    d->known[e.slot] = p.query_named_event(e.papi_name) == PAPI_OK;
+    n += d->known[e.slot];
+  }
+  if (n == 0) {
+    snprintf(d->reason, sizeof d->reason, "%s",
+             "PAPI perf_event component active but it knows none of the perf:: events");
+    return;
+  }
+  d->usable = true;
 }
+
+#endif  // PW_HAVE_PAPI_H
 
 }  // namespace
 
 Status Papi::fail(Status s, const char* what, const char* detail) {
   const char* sep = detail ? ": " : "";
-  snprintf(reason_, sizeof reason_, "%.90s%s%.160s", what, sep, detail ? detail : "");
+  snprintf(reason_, sizeof reason_, "%.120s%s%.130s", what, sep, detail ? detail : "");
   return s;
 }
 
 Status Papi::open(const char* library) {
   if (is_open()) return Status::kBusy;
   if (!library) library = kDefaultLibrary;
-  char why[200];
+#if !PW_HAVE_PAPI_H
+  (void)library;
+  return fail(Status::kUnsupported, "built without papi.h (libpapi-dev)", nullptr);
+#else
+  // libpapi's and libpfm's initialisation use strtok, getenv and (PAPI_ALLOW_STOLEN) putenv,
+  // process-wide libc state that a host thread could be using at the same moment; and inherited
+  // counters would miss threads that already run. So: only while this is the only thread.
+  int threads = thread_count();
+  if (threads != 1) {
+    char n[160];
+    snprintf(n, sizeof n,
+             "%d threads were running (counters are opened only while the calling "
+             "thread is the process's only one)",
+             threads);
+    return fail(Status::kUnsupported, "not initialised", n);
+  }
   pthread_mutex_lock(&g_lock);
-  const char* err = load(library, why, sizeof why);
+  if (!g_decision.done) decide(library, &g_decision);
+  Decision d = g_decision;
   pthread_mutex_unlock(&g_lock);
-  if (err) return fail(Status::kUnsupported, err, nullptr);
-  api_ = &g_api;
-  const Api& p = *api_;
+  if (strcmp(d.library, library) != 0) {
+    // Another file than the one decided on (tests ask for missing ones): say what it is.
+    void* h = dlopen(library, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!h) h = dlopen(library, RTLD_LAZY | RTLD_LOCAL);
+    if (!h) {
+      const char* e = dlerror();
+      return fail(Status::kUnsupported, "dlopen failed", e ? e : library);
+    }
+    dlclose(h);
+    return fail(Status::kUnsupported, "libpapi was already initialised from", d.library);
+  }
+  if (!d.usable) return fail(Status::kUnsupported, d.reason, nullptr);
 
-  if (p.is_initialized() == PAPI_NOT_INITED) {
-    int v = p.library_init(PAPI_VER_CURRENT);
-    if (v != PAPI_VER_CURRENT) {
-      return fail(Status::kUnsupported, "PAPI_library_init failed",
-                  v < 0 ? p.strerror(v) : "version mismatch");
+  int opened_sw = 0, opened_hw = 0, denied = 0;
+  names_[0] = '\0';
+  for (const Event& e : kEvents) {
+    fd_[e.slot] = -1;
+    if (!d.known[e.slot]) continue;
+    int fd = perf_open(e, false);
+    if (fd < 0 && (errno == EACCES || errno == EPERM)) fd = perf_open(e, true);  // paranoid >= 2
+    if (fd < 0) {
+      denied += errno == EACCES || errno == EPERM;
+      continue;
     }
+    uint64_t id = 0;
+    if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0) {
+      ::close(fd);
+      continue;
+    }
+    fd_[e.slot] = fd;
+    id_[e.slot] = id;
+    (e.hardware ? opened_hw : opened_sw)++;
+    size_t len = strlen(names_);
+    snprintf(names_ + len, sizeof names_ - len, "%s%s", len ? " " : "", e.papi_name);
   }
-  int cidx = p.get_component_index("perf_event");
-  if (cidx < 0) return fail(Status::kUnsupported, "PAPI has no perf_event component", nullptr);
-  const PAPI_component_info_t* ci = p.get_component_info(cidx);
-  if (!ci) return fail(Status::kUnsupported, "PAPI perf_event component info missing", nullptr);
-  if (ci->disabled) {
-    return fail(Status::kUnsupported, "PAPI perf_event component disabled", ci->disabled_reason);
+  if (opened_sw + opened_hw == 0) {
+    for (int& fd : fd_) fd = -1;
+    return fail(Status::kUnsupported,
+                denied ? "perf_event_open refused (perf_event_paranoid?)"
+                       : "PAPI knows the events but perf_event_open could not open any",
+                nullptr);
   }
+  n_sw_ = opened_sw;
+  n_hw_ = opened_hw;
+  open_ = true;
+  snprintf(reason_, sizeof reason_, "ok: %d software, %d hardware events%s", n_sw_, n_hw_,
+           n_hw_ ? "" : " (hardware counters absent)");
+  return Status::kOk;
+#endif
+}
 
-  // Hardware events may add fine and still fail at start (no PMU in a VM): retry without them.
-  Status s = Status::kUnsupported;
-  for (bool with_hw : {true, false}) {
-    int es = PAPI_NULL;
-    int n_sw = 0, n_hw = 0;
-    int r = p.create_eventset(&es);
-    if (r != PAPI_OK) return fail(Status::kUnsupported, "PAPI_create_eventset", p.strerror(r));
-    const char* step = "PAPI_assign_eventset_component";
-    r = p.assign_eventset_component(es, cidx);
-    if (r == PAPI_OK) {
-      step = "PAPI_attach(main thread)";
-      r = p.attach(es, static_cast<unsigned long>(getpid()));
-    }
-    if (r == PAPI_OK) {
-      step = "PAPI_set_opt(PAPI_INHERIT)";
-      PAPI_option_t o;
-      memset(&o, 0, sizeof o);
-      o.inherit.eventset = es;
-      o.inherit.inherit = PAPI_INHERIT_ALL;
-      r = p.set_opt(PAPI_INHERIT, &o);
-    }
-    for (int i = 0; i < kSlots; ++i) slot_of_[i] = -1;
-    int idx = 0;
-    if (r == PAPI_OK) {
-      for (const EventName& e : kSoftware) {
-        if (e.names[0] && p.add_named_event(es, e.names[0]) == PAPI_OK) {
-          slot_of_[e.slot] = idx++;
-          ++n_sw;
-        }
-      }
-      for (const EventName& e : kHardware) {
-        if (!with_hw) break;
-        for (const char* name : e.names) {
-          if (name && p.add_named_event(es, name) == PAPI_OK) {
-            slot_of_[e.slot] = idx++;
-            ++n_hw;
-            break;
-          }
-        }
-      }
-      step = "no perf:: software event could be added";
-      if (n_sw > 0) {
-        step = "PAPI_start";
-        r = p.start(es);
-      } else {
-        r = PAPI_ENOEVNT;
-      }
-    }
-    if (r == PAPI_OK) {
-      eventset_ = es;
-      n_sw_ = n_sw;
-      n_hw_ = n_hw;
-      snprintf(reason_, sizeof reason_, "ok: %d software, %d hardware events%s", n_sw, n_hw,
-               n_hw ? "" : " (hardware counters absent)");
-      return Status::kOk;
-    }
-    s = fail(Status::kUnsupported, step, p.strerror(r));
-    p.cleanup_eventset(es);
-    p.destroy_eventset(&es);
-    if (n_hw == 0) break;  // the retry without hardware events would be the same
-  }
-  return s;
+// A host may close "all" descriptors (daemons do) and reuse the numbers: a counter is read only
+// while its descriptor still names the event we opened (its kernel id), never a host's file.
+bool Papi::still_ours(int slot) const {
+  uint64_t id = 0;
+  return fd_[slot] >= 0 && ioctl(fd_[slot], PERF_EVENT_IOC_ID, &id) == 0 && id == id_[slot];
 }
 
 Status Papi::read(PapiValues* out) {
   if (!out) return Status::kError;
   if (!is_open()) return Status::kUnsupported;
-  long long v[kSlots] = {0};
-  int r = api_->read(eventset_, v);
-  if (r != PAPI_OK) return Status::kError;
-  auto get = [&](int slot) -> uint64_t {
-    int i = slot_of_[slot];
-    return i >= 0 && v[i] > 0 ? static_cast<uint64_t>(v[i]) : 0;
-  };
+  uint64_t v[kSlots] = {0};
+  for (int i = 0; i < kSlots; ++i) {
+    if (fd_[i] < 0) continue;
+    uint64_t x = 0;
+    if (!still_ours(i) || ::read(fd_[i], &x, sizeof x) != static_cast<ssize_t>(sizeof x)) {
+      close();  // closes only the descriptors that are still ours
+      snprintf(reason_, sizeof reason_, "%s",
+               "counters lost: the process closed or reused their descriptors; /proc alone");
+      return Status::kError;
+    }
+    v[i] = x;
+  }
   PapiValues pv;
   pv.have_software = n_sw_ > 0;
   pv.have_hardware = n_hw_ > 0;
-  pv.context_switches = get(kCtxSw);
-  pv.cpu_migrations = get(kMigr);
-  pv.task_clock_ns = get(kTaskClock);
-  pv.cycles = get(kCycles);
-  pv.instructions = get(kInstr);
+  pv.context_switches = v[kCtxSw];
+  pv.cpu_migrations = v[kMigr];
+  pv.task_clock_ns = v[kTaskClock];
+  pv.cycles = v[kCycles];
+  pv.instructions = v[kInstr];
+  pv.stall_cycles = v[kStall];
+  pv.cache_misses = v[kCacheMiss];
   *out = pv;
   return Status::kOk;
 }
 
 void Papi::close() {
-  if (!is_open()) return;
-  long long v[kSlots];
-  api_->stop(eventset_, v);
-  api_->cleanup_eventset(eventset_);
-  api_->destroy_eventset(&eventset_);
-  eventset_ = -1;
+  for (int i = 0; i < kSlots; ++i) {
+    if (still_ours(i)) ::close(fd_[i]);
+    fd_[i] = -1;
+  }
+  open_ = false;
 }
-
-#else  // no papi.h at build time: the backend is compiled out and says so.
-
-struct Papi::Api {};
-Status Papi::open(const char*) {
-  return fail(Status::kUnsupported, "built without papi.h (libpapi-dev)", nullptr);
-}
-Status Papi::read(PapiValues* out) {
-  return out ? Status::kUnsupported : Status::kError;
-}
-void Papi::close() {}
-Status Papi::fail(Status s, const char* what, const char* detail) {
-  const char* sep = detail ? ": " : "";
-  snprintf(reason_, sizeof reason_, "%.90s%s%.160s", what, sep, detail ? detail : "");
-  return s;
-}
-
-#endif
 
 void Papi::forget() {
-  eventset_ = -1;
-  snprintf(reason_, sizeof reason_, "%s", "forked child: PAPI is not re-initialised");
+  // In a fork()ed child the descriptors are copies of the parent's counters: close ours.
+  close();
+  snprintf(reason_, sizeof reason_, "%s", "forked child: counters are not re-opened");
 }
 
 }  // namespace pw::counters

@@ -45,11 +45,13 @@ uint64_t wait_delta(const ThreadStat* prev, size_t np, const ThreadStat* cur, si
   return w;
 }
 
-// The process's involuntary switches (exited threads included), less the sampler's own.
-uint64_t invol_switches() {
+// The process's involuntary switches (exited threads included), less the sampler's own; and the
+// sampler's own switches of both kinds (the inherited counters count them: taken out of those).
+uint64_t invol_switches(uint64_t* own_all) {
   rusage all{}, self{};
   getrusage(RUSAGE_SELF, &all);
   getrusage(RUSAGE_THREAD, &self);
+  *own_all = static_cast<uint64_t>(self.ru_nvcsw) + static_cast<uint64_t>(self.ru_nivcsw);
   return sub(static_cast<uint64_t>(all.ru_nivcsw), static_cast<uint64_t>(self.ru_nivcsw));
 }
 
@@ -60,6 +62,8 @@ PapiValues diff(const PapiValues& a, const PapiValues& b) {
   d.task_clock_ns = sub(b.task_clock_ns, a.task_clock_ns);
   d.cycles = sub(b.cycles, a.cycles);
   d.instructions = sub(b.instructions, a.instructions);
+  d.stall_cycles = sub(b.stall_cycles, a.stall_cycles);
+  d.cache_misses = sub(b.cache_misses, a.cache_misses);
   return d;
 }
 
@@ -95,6 +99,21 @@ Status Sampler::start(const SamplerOptions& opt, ThreadCreateFn create, SampleFn
   samples_.store(0);
   tid_.store(0);
 
+  // The counters are opened here, on the caller's thread, before the sampler thread exists: PAPI
+  // only initialises while this is the process's only thread, and the sampler is not counted
+  // from birth (its own task clock and switches are taken out of each sample anyway).
+  papi_open_ns_ = 0;
+  if (!opt_.use_papi) {
+    snprintf(papi_reason_, sizeof papi_reason_, "%s", "disabled by option");
+  } else if (forked_) {
+    snprintf(papi_reason_, sizeof papi_reason_, "%s", "forked child: counters are not re-opened");
+  } else {
+    uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+    papi_used_.store(papi_.open(opt_.papi_library) == Status::kOk);
+    papi_open_ns_ = sub(now_ns(CLOCK_MONOTONIC), t0);
+    snprintf(papi_reason_, sizeof papi_reason_, "%s", papi_.reason());
+  }
+
   // The thread inherits our signal mask: create it with everything blocked, so the host's
   // handlers (SIGINT in Python, SIGPROF profilers, ...) never run on it.
   sigset_t all, old;
@@ -104,6 +123,8 @@ Status Sampler::start(const SamplerOptions& opt, ThreadCreateFn create, SampleFn
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (r != 0) {
     pthread_cond_destroy(&wake_);
+    papi_.close();
+    papi_used_.store(false);
     return Status::kError;
   }
   running_ = true;
@@ -145,9 +166,11 @@ Status Sampler::info(SamplerInfo* out) const {
   i.period_ms = opt_.period_ms;
   i.sampler_tid = tid_.load();
   bool ready = ready_.load(std::memory_order_acquire);
-  i.papi_used = ready && papi_used_.load();
+  i.papi_used = papi_used_.load();  // decided in start(), before the thread exists
   i.backend = i.papi_used ? "papi+proc" : "proc";
-  i.papi_reason = ready || !running_ ? papi_reason_ : "pending: the sampler is starting";
+  i.papi_reason = papi_reason_;
+  i.counters = i.papi_used ? papi_.names() : "";
+  i.papi_open_ns = papi_open_ns_;
   *out = i;
   return running_ && !ready ? Status::kPending : Status::kOk;
 }
@@ -161,14 +184,6 @@ void Sampler::run() {
   prctl(PR_SET_NAME, "parwidth-mon", 0, 0, 0);
   pid_t me = static_cast<pid_t>(syscall(SYS_gettid));
   tid_.store(me);
-  if (!opt_.use_papi) {
-    snprintf(papi_reason_, sizeof papi_reason_, "%s", "disabled by option");
-  } else if (forked_) {
-    snprintf(papi_reason_, sizeof papi_reason_, "%s", "forked child: PAPI is not re-initialised");
-  } else {
-    papi_used_.store(papi_.open(opt_.papi_library) == Status::kOk);
-    snprintf(papi_reason_, sizeof papi_reason_, "%s", papi_.reason());
-  }
   ready_.store(true, std::memory_order_release);
 
   ProcReadOptions ropt;
@@ -179,10 +194,13 @@ void Sampler::run() {
   sort_by_tid(bufs_[0], np);
   PapiValues pprev, pcur;
   bool papi_ok = papi_used_.load() && papi_.read(&pprev) == Status::kOk;
+  if (papi_used_.load() && !papi_ok)
+    snprintf(papi_reason_, sizeof papi_reason_, "%s", papi_.reason());
   uint64_t t_prev = now_ns(CLOCK_MONOTONIC);
   uint64_t cpu_prev = now_ns(CLOCK_PROCESS_CPUTIME_ID);
   uint64_t self_prev = now_ns(CLOCK_THREAD_CPUTIME_ID);
-  uint64_t invol_prev = invol_switches();
+  uint64_t own_sw_prev = 0, own_sw = 0;
+  uint64_t invol_prev = invol_switches(&own_sw_prev);
   const uint64_t period = static_cast<uint64_t>(opt_.period_ms) * 1000000ull;
   uint64_t deadline = t_prev + period;
 
@@ -213,15 +231,20 @@ void Sampler::run() {
     s.t_ns = now_ns(CLOCK_MONOTONIC);
     uint64_t cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID);
     uint64_t self_cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
-    uint64_t invol = invol_switches();
+    uint64_t invol = invol_switches(&own_sw);
+    s.dt_ns = sub(s.t_ns, t_prev);
+    s.sampler_cpu_ns = sub(self_cpu, self_prev);
     if (papi_ok && papi_.read(&pcur) == Status::kOk) {
       s.papi = diff(pprev, pcur);
+      s.papi.task_clock_ns = sub(s.papi.task_clock_ns, s.sampler_cpu_ns);
+      s.papi.context_switches = sub(s.papi.context_switches, sub(own_sw, own_sw_prev));
       pprev = pcur;
+    } else if (papi_ok) {
+      papi_ok = false;  // the host closed or reused the descriptors: /proc from now on
+      snprintf(papi_reason_, sizeof papi_reason_, "%s", papi_.reason());
     }
-    s.dt_ns = sub(s.t_ns, t_prev);
     s.runq_wait_ns = wait_delta(bufs_[0], np, cur, nc);
     s.invol_switches = sub(invol, invol_prev);
-    s.sampler_cpu_ns = sub(self_cpu, self_prev);
     s.cpu_time_ns = sub(sub(cpu, cpu_prev), s.sampler_cpu_ns);
     s.threads = static_cast<uint32_t>(total);
     s.threads_truncated = total > nc;
@@ -235,6 +258,7 @@ void Sampler::run() {
     cpu_prev = cpu;
     self_prev = self_cpu;
     invol_prev = invol;
+    own_sw_prev = own_sw;
   }
   papi_.close();
 }

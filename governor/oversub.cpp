@@ -16,10 +16,14 @@ const char* action_kind_name(ActionKind k) {
       return "lower_omp_cap";
     case ActionKind::kRaiseOmpCap:
       return "raise_omp_cap";
-    case ActionKind::kRepinStrays:
-      return "repin_strays";
+    case ActionKind::kAffinityKept:
+      return "affinity_kept";
     case ActionKind::kAdvice:
       return "advice";
+    case ActionKind::kContention:
+      return "contention";
+    case ActionKind::kContentionEnded:
+      return "contention_ended";
   }
   return "?";
 }
@@ -45,23 +49,20 @@ void OversubDetector::rebudget(double budget_cpus, int omp_cap) {
 
 // Scale the cap by budget / demand: if the process wants 1.5x its CPUs, its teams get 2/3 of the
 // threads. Always at least one step down while above 1, so a persistent overload converges.
-void OversubDetector::lower(const OversubSample& s, double wait, double invol, OversubAction* a) {
-  double demand = cfg_.budget_cpus * (1 + wait);
+// `a` already holds the sample's numbers (base()).
+void OversubDetector::lower(const OversubSample& s, double own, double invol, OversubAction* a) {
+  (void)s;
+  double demand = cfg_.budget_cpus * (1 + own);
   int next = static_cast<int>(std::floor(cap_ * cfg_.budget_cpus / demand));
   if (next >= cap_) next = cap_ - 1;
   if (next < 1) next = 1;
-  a->t_ns = s.t_ns;
   a->kind = ActionKind::kLowerOmpCap;
-  a->wait_ratio = wait;
-  a->invol_rate = invol;
-  a->demand_cpus = demand;
   a->old_cap = cap_;
   a->new_cap = next;
-  a->threads = s.threads;
   snprintf(a->text, sizeof a->text,
-           "OpenMP team cap %d -> %d for later regions: %.2f threads waiting per CPU, demand %.1f "
-           "CPUs for a budget of %.1f",
-           cap_, next, wait, demand, cfg_.budget_cpus);
+           "OpenMP team cap %d -> %d for later regions: %.2f of this process's threads waiting "
+           "per CPU (%.0f preemptions/s per CPU), demand %.1f CPUs for a budget of %.1f",
+           cap_, next, own, invol, a->demand_cpus, cfg_.budget_cpus);
   cap_ = next;
   since_lower_ = 0;
 }
@@ -69,30 +70,43 @@ void OversubDetector::lower(const OversubSample& s, double wait, double invol, O
 size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t cap) {
   if (s.dt_ns == 0) return 0;
   ++samples_;
-  double dt_s = static_cast<double>(s.dt_ns) / 1e9;
-  double waiting = static_cast<double>(s.runq_wait_ns) / static_cast<double>(s.dt_ns);
-  double wait = waiting / cfg_.budget_cpus;
-  double invol = static_cast<double>(s.invol_switches) / dt_s / cfg_.budget_cpus;
+  const double dt = static_cast<double>(s.dt_ns);
+  const double budget = cfg_.budget_cpus;
+  const double waiting = static_cast<double>(s.runq_wait_ns) / dt;
+  const double running = static_cast<double>(s.run_ns) / dt;
+  const double demand = running + waiting;
+  const double wait = waiting / budget;
+  const double excess = demand > budget ? (demand - budget) / budget : 0;
+  const double own = wait < excess ? wait : excess;
+  const double contention = wait - own;
+  const double invol = static_cast<double>(s.invol_switches) / (dt / 1e9) / budget;
   if (wait > max_wait_) max_wait_ = wait;
+  if (own > max_own_) max_own_ = own;
+  if (contention > max_contention_) max_contention_ = contention;
 
-  bool hot = wait >= cfg_.enter_wait_ratio ||
-             (invol >= cfg_.enter_invol_rate && wait >= cfg_.leave_wait_ratio);
-  bool calm = wait < cfg_.leave_wait_ratio;
+  bool hot = own >= cfg_.enter_wait_ratio ||
+             (invol >= cfg_.enter_invol_rate && own >= cfg_.leave_wait_ratio);
+  bool calm = own < cfg_.leave_wait_ratio;
   hot_run_ = hot ? hot_run_ + 1 : 0;
   calm_run_ = calm ? calm_run_ + 1 : 0;
+  busy_run_ = contention >= cfg_.enter_wait_ratio ? busy_run_ + 1 : 0;
+  quiet_run_ = contention < cfg_.leave_wait_ratio ? quiet_run_ + 1 : 0;
 
-  OversubAction buf[4];
+  OversubAction buf[kMaxActions];
   size_t n = 0;
   auto base = [&](ActionKind k) -> OversubAction& {
     OversubAction& a = buf[n++];
     a.t_ns = s.t_ns;
     a.kind = k;
     a.wait_ratio = wait;
+    a.own_ratio = own;
+    a.contention_ratio = contention;
     a.invol_rate = invol;
-    a.demand_cpus = cfg_.budget_cpus * (1 + wait);
+    a.demand_cpus = demand;
     a.old_cap = a.new_cap = cap_;
     a.strays = s.strays;
     a.threads = s.threads;
+    a.counters = s;
     return a;
   };
 
@@ -102,17 +116,18 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
     ++episodes_;
     OversubAction& a = base(ActionKind::kOversubscribed);
     snprintf(a.text, sizeof a.text,
-             "oversubscribed for %d samples: %.2f threads waiting per CPU, %.0f preemptions/s per "
-             "CPU, %u threads on %.1f CPUs",
-             hot_run_, wait, invol, s.threads, cfg_.budget_cpus);
-    if (cap_ > 1) lower(s, wait, invol, &buf[n++]);
+             "oversubscribed for %d samples: %.1f runnable threads on %.1f CPUs, %.2f of them "
+             "waiting per CPU, %.0f preemptions/s per CPU",
+             hot_run_, demand, budget, own, invol);
+    if (cap_ > 1) lower(s, own, invol, &base(ActionKind::kLowerOmpCap));
   } else if (in_ && hot && ++since_lower_ >= cfg_.relower_samples && cap_ > 1) {
-    lower(s, wait, invol, &buf[n++]);
+    lower(s, own, invol, &base(ActionKind::kLowerOmpCap));
   } else if (in_ && calm_run_ >= cfg_.leave_samples) {
     in_ = false;
     OversubAction& a = base(ActionKind::kRecovered);
-    snprintf(a.text, sizeof a.text, "recovered after %d calm samples: %.2f threads waiting per CPU",
-             calm_run_, wait);
+    snprintf(a.text, sizeof a.text,
+             "recovered after %d calm samples: %.2f of this process's threads waiting per CPU",
+             calm_run_, own);
     calm_run_ = 0;  // the restore count starts now
   } else if (!in_ && cap_ < cfg_.omp_cap && calm_run_ >= cfg_.restore_samples) {
     OversubAction& a = base(ActionKind::kRaiseOmpCap);
@@ -120,13 +135,13 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
     snprintf(a.text, sizeof a.text,
              "OpenMP team cap %d -> %d for later regions: calm for %d samples (%.2f waiting per "
              "CPU)",
-             cap_, a.new_cap, calm_run_, wait);
+             cap_, a.new_cap, calm_run_, own);
     cap_ = a.new_cap;
     calm_run_ = 0;
   }
 
   // Nothing left to shrink (no OpenMP cap, or at 1) or pools we cannot resize: say what would.
-  if (in_ && !advised_ && (cap_ <= 1 || cfg_.fixed_pools > 0) && n < 4) {
+  if (in_ && !advised_ && (cap_ <= 1 || cfg_.fixed_pools > 0)) {
     advised_ = true;
     OversubAction& a = base(ActionKind::kAdvice);
     const char* why = cfg_.fixed_pools > 0 ? "framework thread pools cannot be resized at run time"
@@ -135,15 +150,32 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
     snprintf(a.text, sizeof a.text,
              "still %.2f threads waiting per CPU and %s: restart with fewer threads "
              "(PARWIDTH_POOLS / PARWIDTH_INTRA) or give the process more CPUs",
-             wait, why);
+             own, why);
+  }
+
+  // Other processes' load: recorded once per episode; teams keep their size (shrinking them would
+  // slow this process down and not make the other load go away).
+  if (!contended_ && busy_run_ >= cfg_.enter_samples) {
+    contended_ = contended_ever_ = true;
+    OversubAction& a = base(ActionKind::kContention);
+    snprintf(a.text, sizeof a.text,
+             "contention: %.2f threads waiting per CPU while this process has %.1f runnable "
+             "threads on %.1f CPUs: other processes' load; teams left as they are",
+             contention, demand, budget);
+  } else if (contended_ && quiet_run_ >= cfg_.leave_samples) {
+    contended_ = false;
+    OversubAction& a = base(ActionKind::kContentionEnded);
+    snprintf(a.text, sizeof a.text, "contention ended after %d quiet samples", quiet_run_);
   }
 
   if (s.strays == 0) strays_reported_ = 0;
-  if (s.strays > strays_reported_ && n < 4) {
+  if (s.strays > strays_reported_) {
     strays_reported_ = s.strays;
-    OversubAction& a = base(ActionKind::kRepinStrays);
-    snprintf(a.text, sizeof a.text, "re-pin %u stray threads into their pools' core sets%s",
-             s.strays, in_ ? " (oversubscribed)" : "");
+    OversubAction& a = base(ActionKind::kAffinityKept);
+    snprintf(a.text, sizeof a.text,
+             "%u governed threads run outside their pool's cores where the program (or a library "
+             "it uses) set their affinity: left where it put them",
+             s.strays);
   }
 
   actions_ += n;
@@ -158,6 +190,9 @@ OversubSummary OversubDetector::summary() const {
   r.oversubscribed = ever_;
   r.oversubscribed_now = in_;
   r.max_wait_ratio = max_wait_;
+  r.max_own_ratio = max_own_;
+  r.max_contention_ratio = max_contention_;
+  r.contention = contended_ever_;
   r.episodes = episodes_;
   r.omp_cap = cap_;
   r.actions = actions_;

@@ -24,7 +24,10 @@ struct State {
   uint64_t t0 = 0;
   std::mutex mu;  // actions
   std::vector<gov::OversubAction> actions;
-  int repinned = 0;
+  // Governed threads whose affinity the program moved off their pool: left there, listed.
+  std::vector<std::pair<long, cpu_set_t>> kept;
+  // The counters summed over every sample (sampler thread only; read after stop).
+  counters::PapiValues totals;
   std::atomic<bool> rebudget{false};
   std::atomic<double> rebudget_cpus{0};
   std::atomic<int> rebudget_cap{0};
@@ -48,8 +51,8 @@ bool assigned_set(const gov::ThreadRecord& r, const gov::Plan& plan, cpu_set_t* 
   return CPU_COUNT(set) > 0;
 }
 
-// Governed threads whose affinity or current CPU left their pool's set
-// (something re-pinned them: a library's own binding, a user's taskset).
+// Governed threads whose affinity or current CPU left their pool's set: the program (a library's
+// own binding, a user's taskset) put them there after we did. Returns their current masks.
 std::vector<std::pair<long, cpu_set_t>> strays_of(const counters::Sample& s) {
   std::vector<std::pair<long, cpu_set_t>> out;
   const gov::Plan& plan = g->hooks.registry->plan();
@@ -60,7 +63,7 @@ std::vector<std::pair<long, cpu_set_t>> strays_of(const counters::Sample& s) {
     if (!g->hooks.registry->find(t.tid, &r)) continue;
     cpu_set_t want;
     if (!assigned_set(r, plan, &want)) continue;
-    if (gov::thread_is_stray(t.allowed, t.cpu, want)) out.emplace_back(t.tid, want);
+    if (gov::thread_is_stray(t.allowed, t.cpu, want)) out.emplace_back(t.tid, t.allowed);
   }
   return out;
 }
@@ -74,8 +77,30 @@ void on_sample(const counters::Sample& s, void*) {
   o.t_ns = s.t_ns - g->t0;
   o.dt_ns = s.dt_ns;
   o.runq_wait_ns = s.runq_wait_ns;
+  o.run_ns = s.cpu_time_ns;
   o.invol_switches = s.invol_switches;
   o.threads = s.threads;
+  o.have_counters = s.papi.have_software || s.papi.have_hardware;
+  if (o.have_counters) {
+    counters::PapiValues& t = g->totals;
+    t.have_software = t.have_software || s.papi.have_software;
+    t.have_hardware = t.have_hardware || s.papi.have_hardware;
+    t.context_switches += s.papi.context_switches;
+    t.cpu_migrations += s.papi.cpu_migrations;
+    t.task_clock_ns += s.papi.task_clock_ns;
+    t.cycles += s.papi.cycles;
+    t.instructions += s.papi.instructions;
+    t.stall_cycles += s.papi.stall_cycles;
+    t.cache_misses += s.papi.cache_misses;
+  }
+  o.have_hardware = s.papi.have_hardware;
+  o.context_switches = s.papi.context_switches;
+  o.cpu_migrations = s.papi.cpu_migrations;
+  o.task_clock_ns = s.papi.task_clock_ns;
+  o.cycles = s.papi.cycles;
+  o.instructions = s.papi.instructions;
+  o.stall_cycles = s.papi.stall_cycles;
+  o.cache_misses = s.papi.cache_misses;
   std::vector<std::pair<long, cpu_set_t>> strays;
   if (s.detail) {
     try {
@@ -84,18 +109,14 @@ void on_sample(const counters::Sample& s, void*) {
     }
     o.strays = static_cast<uint32_t>(strays.size());
   }
-  gov::OversubAction a[4];
-  const size_t n = g->detector.step(o, a, 4);
+  gov::OversubAction a[gov::kMaxActions];
+  const size_t n = g->detector.step(o, a, gov::kMaxActions);
   for (size_t i = 0; i < n; ++i) {
     if (g->hooks.apply) {
       switch (a[i].kind) {
         case gov::ActionKind::kLowerOmpCap:
         case gov::ActionKind::kRaiseOmpCap:
           g->hooks.set_omp_cap(a[i].new_cap);
-          break;
-        case gov::ActionKind::kRepinStrays:
-          for (auto& [tid, set] : strays)
-            if (sched_setaffinity(static_cast<pid_t>(tid), sizeof set, &set) == 0) ++g->repinned;
           break;
         default:
           break;
@@ -104,6 +125,13 @@ void on_sample(const counters::Sample& s, void*) {
     log::info(1, "monitor: %s", a[i].text);
     std::lock_guard<std::mutex> lock(g->mu);
     if (g->actions.size() < 256) g->actions.push_back(a[i]);
+    if (a[i].kind == gov::ActionKind::kAffinityKept) {
+      for (auto& st : strays) {
+        bool known = false;
+        for (auto& k : g->kept) known = known || k.first == st.first;
+        if (!known && g->kept.size() < 64) g->kept.push_back(st);
+      }
+    }
   }
 }
 
@@ -148,7 +176,19 @@ void monitor_after_fork() {
   g->actions.clear();
   g->started = false;
   g->t0 = 0;
-  g->repinned = 0;
+  g->kept.clear();
+  g->totals = counters::PapiValues{};
+}
+
+bool monitor_papi(std::string* why) {
+  counters::SamplerInfo info;
+  if (!g || !g->started) {
+    if (why) *why = "monitor not started";
+    return false;
+  }
+  g->sampler.info(&info);
+  if (why) *why = info.papi_reason;
+  return info.papi_used;
 }
 
 bool monitor_running() {
@@ -167,18 +207,61 @@ std::string monitor_json() {
   w.key("samples").value(static_cast<long long>(sum.samples));
   w.key("oversubscribed").value(sum.oversubscribed);
   w.key("max_wait_ratio").value(sum.max_wait_ratio);
+  w.key("max_own_ratio").value(sum.max_own_ratio);
+  w.key("contention").value(sum.contention);
+  w.key("max_contention_ratio").value(sum.max_contention_ratio);
   w.key("backend").value(info.backend);
   w.key("papi").value(info.papi_reason);
+  w.key("counters").begin_array();
+  for (const char* c = info.counters; *c;) {
+    const char* e = c;
+    while (*e && *e != ' ') ++e;
+    w.value(std::string(c, static_cast<size_t>(e - c)));
+    c = *e ? e + 1 : e;
+  }
+  w.end_array();
+  w.key("papi_open_ms").value(static_cast<double>(info.papi_open_ns) / 1e6);
+  // The counters over the whole run (null without PAPI).
+  w.key("counter_totals");
+  const counters::PapiValues& t = g->totals;
+  if (!info.papi_used) {
+    w.null();
+  } else {
+    w.begin_object();
+    w.key("context_switches").value(static_cast<long long>(t.context_switches));
+    w.key("cpu_migrations").value(static_cast<long long>(t.cpu_migrations));
+    w.key("task_clock_s").value(static_cast<double>(t.task_clock_ns) / 1e9);
+    if (t.have_hardware) {
+      w.key("cycles").value(static_cast<long long>(t.cycles));
+      w.key("instructions").value(static_cast<long long>(t.instructions));
+      w.key("stall_cycles").value(static_cast<long long>(t.stall_cycles));
+      w.key("cache_misses").value(static_cast<long long>(t.cache_misses));
+    }
+    w.end_object();
+  }
   w.key("period_ms").value(static_cast<long long>(info.period_ms));
   w.key("omp_cap").value(sum.omp_cap);
-  w.key("repinned").value(g->repinned);
-  w.key("actions").begin_array();
   std::lock_guard<std::mutex> lock(g->mu);
+  // Threads the program moved off their pool after we pinned them: left where it put them.
+  w.key("affinity_kept").begin_array();
+  for (const auto& [tid, set] : g->kept) {
+    w.begin_object();
+    w.key("tid").value(static_cast<long long>(tid));
+    w.key("cpus").begin_array();
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) w.value(c);
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  w.key("actions").begin_array();
   for (const gov::OversubAction& a : g->actions) {
     w.begin_object();
     w.key("t").value(static_cast<double>(a.t_ns) / 1e9);
     w.key("kind").value(gov::action_kind_name(a.kind));
     w.key("wait_ratio").value(a.wait_ratio);
+    w.key("own_ratio").value(a.own_ratio);
+    w.key("contention_ratio").value(a.contention_ratio);
     w.key("invol_rate").value(a.invol_rate);
     w.key("demand_cpus").value(a.demand_cpus);
     w.key("old_cap").value(a.old_cap);
@@ -186,6 +269,26 @@ std::string monitor_json() {
     w.key("strays").value(static_cast<long long>(a.strays));
     w.key("threads").value(static_cast<long long>(a.threads));
     w.key("text").value(a.text);
+    // What the counters said in the interval that triggered it (null without PAPI).
+    w.key("counters");
+    const gov::OversubSample& c = a.counters;
+    if (!c.have_counters) {
+      w.null();
+    } else {
+      const double dt_s = c.dt_ns ? static_cast<double>(c.dt_ns) / 1e9 : 1;
+      w.begin_object();
+      w.key("interval_s").value(dt_s);
+      w.key("context_switches").value(static_cast<long long>(c.context_switches));
+      w.key("cpu_migrations").value(static_cast<long long>(c.cpu_migrations));
+      w.key("task_clock_cpus").value(static_cast<double>(c.task_clock_ns) / 1e9 / dt_s);
+      if (c.have_hardware) {
+        w.key("cycles").value(static_cast<long long>(c.cycles));
+        w.key("instructions").value(static_cast<long long>(c.instructions));
+        w.key("stall_cycles").value(static_cast<long long>(c.stall_cycles));
+        w.key("cache_misses").value(static_cast<long long>(c.cache_misses));
+      }
+      w.end_object();
+    }
     w.end_object();
   }
   w.end_array();

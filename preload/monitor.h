@@ -15,7 +15,8 @@ struct Hooks {
   gov::Registry* registry;       // tid -> assigned core set, for strays
   void (*set_omp_cap)(int cap);  // later OpenMP regions use this team cap
   bool apply;                    // govern: apply actions; observe: only record them
-  bool use_papi;                 // PARWIDTH_PAPI: load libpapi, or /proc only
+  bool use_papi;                 // PARWIDTH_PAPI auto/on: counters opened by monitor_start on the
+                                 // calling thread if it is the only one; off: /proc only
   void (*tick)();                // called on the sampler thread before each sample is judged
                                  // (the node registry's check); may be null
 };
@@ -30,6 +31,9 @@ void monitor_rebudget(double budget_cpus, int omp_cap);
 void monitor_stop();        // at exit, before the report
 void monitor_after_fork();  // in the fork child: the thread is gone
 bool monitor_running();
+// Whether the PAPI counters are in use; *why: "ok: ..." or why not. Known once monitor_start
+// returned.
+bool monitor_papi(std::string* why);
 std::string monitor_json();  // the report's "monitor" object, or "" if never started
 
 }  // namespace pw::monitor

@@ -144,15 +144,24 @@ const Row kRows[] = {
     {{"CGROUP", "path", "this process's cgroup",
       "read cgroup limits from this directory (tests, containers with odd mounts)"},
      [](const char* s, Options* o, std::string* why) { return nonempty(s, &o->cgroup, why); }},
-    // Off by default: libpapi 7.0 initialised on the monitor thread of Open MPI
-    // processes corrupted their heap ("malloc(): corrupted top size") in about
-    // 2% of runs here. The cores show PAPI_library_init on our thread while the
-    // host's main thread initialises its own topology; libpapi and libpfm call
-    // strtok and putenv, which share process-wide state with the host's own
-    // calls: not safe to run on a background thread inside someone else's
-    // process. /proc gives the monitor what it needs.
-    {{"PAPI", "on|off", "off", "let the monitor read PAPI's perf_event counters (loads libpapi)"},
-     [](const char* s, Options* o, std::string* why) { return parse_bool(s, &o->papi, why); }},
+    // auto by default: the counters are opened at activation, on the activating thread, and only
+    // while it is the process's only thread (libpapi's and libpfm's initialisation call strtok,
+    // getenv and putenv, process-wide libc state; initialised on the monitor thread beside the
+    // host's threads it corrupted Open MPI processes' heaps in about 2% of runs). Where PAPI's
+    // perf_event component is disabled, libpapi is absent, or threads already run, the monitor
+    // uses /proc alone and the report says why. on: the same, plus a warning when it cannot.
+    {{"PAPI", "auto|on|off", "auto",
+      "PAPI perf_event counters for the monitor where the component is active (off: /proc only)"},
+     [](const char* s, Options* o, std::string* why) {
+       if (!strcasecmp(s, "auto")) return o->papi = Papi::kAuto, true;
+       bool b = false;
+       if (!parse_bool(s, &b, why)) {
+         *why = "not one of auto, on, off (or another boolean word)";
+         return false;
+       }
+       o->papi = b ? Papi::kOn : Papi::kOff;
+       return true;
+     }},
     {{"NODE", "on|off", "on",
       "divide the node's cores with other governed processes that no launcher describes"},
      [](const char* s, Options* o, std::string* why) { return parse_bool(s, &o->node, why); }},
@@ -209,6 +218,18 @@ const char* mode_name(Mode m) {
   return "?";
 }
 
+const char* papi_name(Papi p) {
+  switch (p) {
+    case Papi::kOff:
+      return "off";
+    case Papi::kAuto:
+      return "auto";
+    case Papi::kOn:
+      return "on";
+  }
+  return "?";
+}
+
 const char* pin_name(Pin p) {
   switch (p) {
     case Pin::kNone:
@@ -244,7 +265,7 @@ std::vector<std::string> options_describe(const Options& o) {
       "LOCAL_RANK=" + (o.local_rank >= 0 ? std::to_string(o.local_rank) : std::string("auto")),
       "LOCAL_SIZE=" + (o.local_size > 0 ? std::to_string(o.local_size) : std::string("auto")),
       "CGROUP=" + str(o.cgroup),
-      std::string("PAPI=") + (o.papi ? "on" : "off"),
+      std::string("PAPI=") + papi_name(o.papi),
       std::string("NODE=") + (o.node ? "on" : "off"),
       "NODE_DIR=" + str(o.node_dir),
   };

@@ -12,6 +12,7 @@ namespace pw::opt {
 
 enum class Mode { kOff, kObserve, kGovern };
 enum class Pin { kNone, kPool, kCore };
+enum class Papi { kOff, kAuto, kOn };
 
 struct Options {
   Mode mode = Mode::kGovern;
@@ -32,10 +33,10 @@ struct Options {
   bool override_user = false;
   int local_rank = -1;  // -1 = from the launcher
   int local_size = -1;
-  std::string cgroup;    // the cgroup directory to read instead of this process's
-  bool papi = false;     // let the monitor load libpapi (off: /proc only; see options.cpp)
-  bool node = true;      // join the node registry when no launcher describes the process
-  std::string node_dir;  // the registry directory; "" = /dev/shm/parwidth-<uid> (or /tmp)
+  std::string cgroup;       // the cgroup directory to read instead of this process's
+  Papi papi = Papi::kAuto;  // PAPI counters for the monitor (off: /proc only; see options.cpp)
+  bool node = true;         // join the node registry when no launcher describes the process
+  std::string node_dir;     // the registry directory; "" = /dev/shm/parwidth-<uid> (or /tmp)
 };
 
 // One row of the table, for --help, the README and verbose output.
@@ -58,6 +59,7 @@ std::vector<std::string> options_describe(const Options& o);
 
 const char* mode_name(Mode m);
 const char* pin_name(Pin p);
+const char* papi_name(Papi p);
 
 // Program-name patterns: ':' or ',' separated shell globs, matched against
 // each of the names given (the executable's and argv[0]'s base names).

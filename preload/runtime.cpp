@@ -281,13 +281,20 @@ void activate() {
   r.state.store(kActive, std::memory_order_release);
   hooks::omp_on_activate();
   if (r.opt.monitor) {
-    monitor::Hooks h{
-        hooks::real_pthread_create(),     &r.registry, set_omp_cap,
-        r.opt.mode == opt::Mode::kGovern, r.opt.papi,  r.node_member ? node_tick : nullptr};
+    monitor::Hooks h{hooks::real_pthread_create(),
+                     &r.registry,
+                     set_omp_cap,
+                     r.opt.mode == opt::Mode::kGovern,
+                     r.opt.papi != opt::Papi::kOff,
+                     r.node_member ? node_tick : nullptr};
     const topo::Budget& b = r.planned.budget;
     const double cpus =
         b.quota_cpus > 0 && b.quota_cpus < b.cores ? b.quota_cpus : static_cast<double>(b.cores);
     monitor::monitor_start(h, r.opt.monitor_ms, cpus, r.omp_cap.load(), 0);
+    std::string papi_why;
+    if (r.opt.papi == opt::Papi::kOn && !monitor::monitor_papi(&papi_why))
+      warn_once("papi", "PARWIDTH_PAPI=on: PAPI counters not used (" + papi_why +
+                            "); the monitor watches /proc alone");
   }
 }
 

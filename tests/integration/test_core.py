@@ -61,10 +61,11 @@ def clean_env(**extra):
 
 
 def run(cmd, preload=True, timeout=120, **options):
-    """Runs cmd (a list), optionally under the preload with PARWIDTH_<k>=v options."""
+    """Runs cmd (a list), optionally under the preload with PARWIDTH_<k>=v options
+    (OMP_*, KMP_*, PAPI_* and LIBPFM_* are passed as they are)."""
     extra = {}
     for k, v in options.items():
-        extra[k if k.startswith(("OMP_", "KMP_")) else "PARWIDTH_" + k] = v
+        extra[k if k.startswith(("OMP_", "KMP_", "PAPI_", "LIBPFM_")) else "PARWIDTH_" + k] = v
     if preload:
         extra["LD_PRELOAD"] = str(LIB)
     return subprocess.run(

@@ -23,6 +23,7 @@ struct Flag {
     o.t_ns = s.t_ns;
     o.dt_ns = s.dt_ns;
     o.runq_wait_ns = s.runq_wait_ns;
+    o.run_ns = s.cpu_time_ns;
     o.invol_switches = s.invol_switches;
     o.threads = s.threads;
     gov::OversubAction a[4];

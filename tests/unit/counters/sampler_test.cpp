@@ -1,6 +1,8 @@
 // Sampler: real threads in this process, the detector on top, PAPI on, off and broken.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +11,8 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "counters/counters.h"
 #include "governor/oversub.h"
@@ -37,6 +41,7 @@ struct Monitor {
     o.t_ns = s.t_ns;
     o.dt_ns = s.dt_ns;
     o.runq_wait_ns = s.runq_wait_ns;
+    o.run_ns = s.cpu_time_ns;
     o.invol_switches = s.invol_switches;
     o.threads = s.threads;
     gov::OversubAction a[4];
@@ -52,6 +57,11 @@ struct Monitor {
       }
     }
     m->papi_ctx += s.papi.context_switches;
+    m->papi_task_clock += s.papi.task_clock_ns;
+    m->papi_cycles += s.papi.cycles;
+    m->papi_instructions += s.papi.instructions;
+    m->papi_software = m->papi_software || s.papi.have_software;
+    m->papi_hardware = m->papi_hardware || s.papi.have_hardware;
     m->samples.store(s.seq);
   }
   // Waits (generously) until `n` samples were taken or the detector flagged.
@@ -66,6 +76,8 @@ struct Monitor {
   std::atomic<uint64_t> samples{0};
   uint32_t max_threads = 0;
   uint64_t cpu_ns = 0, papi_ctx = 0, detail_samples = 0;
+  uint64_t papi_task_clock = 0, papi_cycles = 0, papi_instructions = 0;
+  bool papi_software = false, papi_hardware = false;
   bool per_thread_ok = true;
 };
 
@@ -83,14 +95,16 @@ void wait_ready(const Sampler& s) {
 }
 
 // Busy threads well beyond the CPUs are flagged within 1 s of samples at 100 ms, and the OpenMP
-// cap comes down; whichever way PAPI turns out.
-void expect_overload_flagged(SamplerOptions o) {
+// cap comes down; whichever way PAPI turns out. The sampler starts first, as in the preload (at
+// activation, before the threads), so that PAPI's counters can count them.
+void expect_overload_flagged(SamplerOptions o, Monitor* out = nullptr) {
   int busy = 4 * allowed_cpus();
   if (busy < 8) busy = 8;
-  BusyThreads load(busy);
-  Monitor m;
+  Monitor own;
+  Monitor& m = out ? *out : own;
   Sampler s;
   ASSERT_EQ(s.start(o, nullptr, &Monitor::on_sample, &m), Status::kOk);
+  BusyThreads load(busy);
   m.wait_for(10, true);
   ASSERT_EQ(s.stop(), Status::kOk);
   ASSERT_NE(m.flagged_at.load(), 0u) << "not flagged in " << m.samples.load() << " samples";
@@ -132,12 +146,12 @@ TEST(Sampler, OverloadIsFlaggedWhenLibpapiIsMissing) {
 
 TEST(Sampler, WithinBudgetIsNeverFlagged) {
   for (int run = 0; run < 20; ++run) {
-    BusyThreads load(1);
     Monitor m;
     Sampler s;
     SamplerOptions o = period(40);
     o.use_papi = run % 2 == 0;
     ASSERT_EQ(s.start(o, nullptr, &Monitor::on_sample, &m), Status::kOk);
+    BusyThreads load(1);
     m.wait_for(6, false);
     ASSERT_EQ(s.stop(), Status::kOk);
     EXPECT_EQ(m.flagged_at.load(), 0u)
@@ -184,35 +198,194 @@ TEST(Sampler, InfoSaysWhichBackendAndWhy) {
   ASSERT_EQ(s.stop(), Status::kOk);
 }
 
-// PAPI made unavailable through its own environment: a fresh process (this binary, re-executed)
-// with PAPI_DISABLE_COMPONENTS=perf_event, where PAPI is initialised for the first time.
-TEST(Sampler, PapiDisabledThroughItsEnvironmentFallsBackToProc) {
-  if (getenv("PW_COUNTERS_CHILD")) {
-    expect_overload_flagged(period(100));
-    Sampler s;
-    Monitor m;
-    ASSERT_EQ(s.start(period(50), nullptr, &Monitor::on_sample, &m), Status::kOk);
-    wait_ready(s);
-    SamplerInfo i;
-    s.info(&i);
-    EXPECT_FALSE(i.papi_used);
-    EXPECT_NE(std::string(i.papi_reason).find("disabled"), std::string::npos) << i.papi_reason;
-    s.stop();
-    return;
+// ---- PMU states ------------------------------------------------------------------------------
+// PAPI initialises once per process and only while the process is single-threaded, so each state
+// runs in a fresh copy of this binary (re-executed with one test selected and PAPI's or libpfm4's
+// own environment switches set). A state this machine cannot produce is skipped with the reason.
+
+// In the child: why the state cannot be produced here, for the parent to skip with.
+void skip_in_child(const std::string& why) {
+  if (const char* f = getenv("PW_COUNTERS_SKIP_FILE")) {
+    std::ofstream(f) << why;
   }
+}
+
+// Runs `test` in a fresh process with `env` set; fails if it failed, skips if it skipped.
+void run_in_child(const char* test, std::vector<std::pair<const char*, const char*>> env) {
+  char skip_file[] = "/tmp/pw-counters-skip-XXXXXX";
+  int sfd = mkstemp(skip_file);
+  ASSERT_GE(sfd, 0);
+  close(sfd);
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     setenv("PW_COUNTERS_CHILD", "1", 1);
-    setenv("PAPI_DISABLE_COMPONENTS", "perf_event", 1);
-    execl("/proc/self/exe", "counters_test",
-          "--gtest_filter=Sampler.PapiDisabledThroughItsEnvironmentFallsBackToProc", nullptr);
+    setenv("PW_COUNTERS_SKIP_FILE", skip_file, 1);
+    for (auto& [k, v] : env) setenv(k, v, 1);
+    std::string filter = std::string("--gtest_filter=") + test;
+    execl("/proc/self/exe", "counters_test", filter.c_str(), nullptr);
     _exit(127);
   }
   int st = 0;
   ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  std::string why = read_line(skip_file);
+  unlink(skip_file);
   ASSERT_TRUE(WIFEXITED(st));
-  EXPECT_EQ(WEXITSTATUS(st), 0);
+  ASSERT_EQ(WEXITSTATUS(st), 0) << test << " failed in the child";
+  if (!why.empty()) GTEST_SKIP() << why;
+}
+
+TEST(Sampler, StateComponentDisabledThroughPapisEnvironment) {
+  if (!getenv("PW_COUNTERS_CHILD")) {
+    return run_in_child("Sampler.StateComponentDisabledThroughPapisEnvironment",
+                        {{"PAPI_DISABLE_COMPONENTS", "perf_event"}});
+  }
+  Monitor m;
+  Sampler s;
+  ASSERT_EQ(s.start(period(100), nullptr, &Monitor::on_sample, &m), Status::kOk);
+  SamplerInfo i;
+  wait_ready(s);
+  ASSERT_EQ(s.info(&i), Status::kOk);
+  std::string why = i.papi_reason;
+  s.stop();
+  if (why.find("dlopen") != std::string::npos) return skip_in_child("libpapi absent: " + why);
+  EXPECT_FALSE(i.papi_used);
+  EXPECT_STREQ(i.backend, "proc");
+  EXPECT_NE(why.find("disabled"), std::string::npos) << why;
+  expect_overload_flagged(period(100));
+}
+
+// libpfm4 forced onto a core PMU that is not this machine's: the component may come up, but
+// without the perf:: software events (or disabled): either way /proc alone, and it says why.
+TEST(Sampler, StateForeignPmuForcedThroughLibpfmEnvironment) {
+  if (!getenv("PW_COUNTERS_CHILD")) {
+    return run_in_child("Sampler.StateForeignPmuForcedThroughLibpfmEnvironment",
+                        {{"LIBPFM_FORCE_PMU", "amd64_fam17h_zen2"}});
+  }
+  Monitor m;
+  Sampler s;
+  ASSERT_EQ(s.start(period(100), nullptr, &Monitor::on_sample, &m), Status::kOk);
+  SamplerInfo i;
+  wait_ready(s);
+  ASSERT_EQ(s.info(&i), Status::kOk);
+  std::string why = i.papi_reason;
+  s.stop();
+  if (why.find("dlopen") != std::string::npos) return skip_in_child("libpapi absent: " + why);
+  if (i.papi_used) return skip_in_child("this machine's PMU is the one forced: " + why);
+  EXPECT_STREQ(i.backend, "proc");
+  EXPECT_TRUE(why.find("disabled") != std::string::npos || why.find("none of") != std::string::npos)
+      << why;
+  expect_overload_flagged(period(100));
+}
+
+// The component active with software events (a VM whose hypervisor hides the PMU, or any real
+// machine): the counters count every thread started after the sampler, not only the opener.
+TEST(Sampler, StateSoftwareEventsCountEveryLaterThread) {
+  if (!getenv("PW_COUNTERS_CHILD")) {
+    return run_in_child("Sampler.StateSoftwareEventsCountEveryLaterThread", {});
+  }
+  Monitor m;
+  expect_overload_flagged(period(100), &m);  // whichever state this is
+  Sampler s;                                 // again, for the backend's reason
+  ASSERT_EQ(s.start(period(100), nullptr, &Monitor::on_sample, &m), Status::kOk);
+  SamplerInfo i;
+  s.info(&i);
+  std::string why = i.papi_reason;
+  s.stop();
+  if (!m.papi_software) {
+    return skip_in_child("PAPI's perf_event component gives no software events here: " + why);
+  }
+  EXPECT_NE(std::string(i.counters).find("perf::TASK-CLOCK"), std::string::npos) << i.counters;
+  EXPECT_GT(m.papi_ctx, 0u);
+  // Counted over the busy threads, not just the thread that opened the counters: the task clock
+  // matches the process's CPU time (both without the sampler's own).
+  ASSERT_GT(m.cpu_ns, 0u);
+  double ratio = static_cast<double>(m.papi_task_clock) / static_cast<double>(m.cpu_ns);
+  EXPECT_GT(ratio, 0.8) << m.papi_task_clock << " vs " << m.cpu_ns;
+  EXPECT_LT(ratio, 1.25) << m.papi_task_clock << " vs " << m.cpu_ns;
+}
+
+TEST(Sampler, StateHardwareEventsCountWhereThePmuHasThem) {
+  if (!getenv("PW_COUNTERS_CHILD")) {
+    return run_in_child("Sampler.StateHardwareEventsCountWhereThePmuHasThem", {});
+  }
+  Monitor m;
+  expect_overload_flagged(period(100), &m);
+  Sampler s;
+  ASSERT_EQ(s.start(period(100), nullptr, &Monitor::on_sample, &m), Status::kOk);
+  SamplerInfo i;
+  s.info(&i);
+  std::string why = i.papi_reason;
+  s.stop();
+  if (!m.papi_hardware) {
+    return skip_in_child("no hardware counters on this machine (a VM hides its PMU?): " + why);
+  }
+  EXPECT_GT(m.papi_cycles, 0u);
+  EXPECT_GT(m.papi_instructions, 0u);
+}
+
+// Opened only while the process is single-threaded: with a host thread already running, PAPI is
+// not initialised at all, and the reason says so.
+TEST(Sampler, PapiIsNotInitialisedBesideRunningThreads) {
+  if (!getenv("PW_COUNTERS_CHILD")) {
+    return run_in_child("Sampler.PapiIsNotInitialisedBesideRunningThreads", {});
+  }
+  BusyThreads other(1);
+  Monitor m;
+  Sampler s;
+  ASSERT_EQ(s.start(period(50), nullptr, &Monitor::on_sample, &m), Status::kOk);
+  SamplerInfo i;
+  wait_ready(s);
+  ASSERT_EQ(s.info(&i), Status::kOk);
+  std::string why = i.papi_reason;
+  s.stop();
+  EXPECT_FALSE(i.papi_used);
+  EXPECT_NE(why.find("threads were running"), std::string::npos) << why;
+  // libpapi was never loaded into this process.
+  EXPECT_EQ(dlopen("libpapi.so.7.0", RTLD_NOW | RTLD_NOLOAD), nullptr);
+}
+
+// A daemon-like host closes every descriptor and reuses the numbers: the sampler notices that they
+// no longer name its counters and never reads (steals) the host's data.
+TEST(Sampler, DescriptorsTheHostReusedAreNeverRead) {
+  if (!getenv("PW_COUNTERS_CHILD")) {
+    return run_in_child("Sampler.DescriptorsTheHostReusedAreNeverRead", {});
+  }
+  Monitor m;
+  Sampler s;
+  ASSERT_EQ(s.start(period(20), nullptr, &Monitor::on_sample, &m), Status::kOk);
+  SamplerInfo i;
+  wait_ready(s);
+  s.info(&i);
+  if (!i.papi_used) {
+    s.stop();
+    return skip_in_child(std::string("no PAPI counters here: ") + i.papi_reason);
+  }
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  const char data[] = "the host's own bytes";
+  ASSERT_EQ(write(p[1], data, sizeof data), static_cast<ssize_t>(sizeof data));
+  int replaced = 0;
+  DIR* d = opendir("/proc/self/fd");
+  ASSERT_NE(d, nullptr);
+  while (dirent* e = readdir(d)) {
+    char target[128] = "";
+    std::string path = std::string("/proc/self/fd/") + e->d_name;
+    ssize_t n = readlink(path.c_str(), target, sizeof target - 1);
+    if (n > 0 && strstr(target, "perf_event")) replaced += dup2(p[0], atoi(e->d_name)) >= 0;
+  }
+  closedir(d);
+  ASSERT_GT(replaced, 0);
+  uint64_t before = m.samples.load();
+  m.wait_for(before + 5, false);
+  s.info(&i);
+  std::string why = i.papi_reason;
+  s.stop();
+  int left = 0;
+  ASSERT_EQ(ioctl(p[0], FIONREAD, &left), 0);
+  EXPECT_EQ(left, static_cast<int>(sizeof data)) << "the sampler read the host's pipe";
+  EXPECT_NE(why.find("counters lost"), std::string::npos) << why;
+  EXPECT_GE(m.samples.load(), before + 5) << "sampling goes on from /proc";
 }
 
 TEST(Sampler, PapiInitTouchesNoSignalHandler) {

@@ -11,12 +11,15 @@ namespace {
 
 constexpr uint64_t kPeriod = 100000000;  // 100 ms
 
-// A sample in which `waiting` threads, on average, waited for a CPU the whole interval.
-OversubSample sample(int i, double waiting, uint64_t invol = 0, uint32_t strays = 0) {
+// A sample in which `waiting` threads, on average, waited for a CPU the whole interval while
+// `running` of them kept 2 CPUs busy: every waiting thread is this process's own.
+OversubSample sample(int i, double waiting, uint64_t invol = 0, uint32_t strays = 0,
+                     double running = 2) {
   OversubSample s;
   s.t_ns = static_cast<uint64_t>(i + 1) * kPeriod;
   s.dt_ns = kPeriod;
   s.runq_wait_ns = static_cast<uint64_t>(waiting * kPeriod);
+  s.run_ns = static_cast<uint64_t>(running * kPeriod);
   s.invol_switches = invol;
   s.threads = 8;
   s.strays = strays;
@@ -180,14 +183,78 @@ TEST(Oversub, CapComesBackAfterALongCalm) {
   EXPECT_GE(count(r, ActionKind::kRaiseOmpCap), 1);
 }
 
-TEST(Oversub, StraysAreReportedWhenTheirNumberGrows) {
+TEST(Oversub, ThreadsMovedByTheProgramAreReportedWhenTheirNumberGrows) {
   OversubDetector d(two_cores());
   Trace r = feed(d, {sample(0, 0, 0, 2), sample(1, 0, 0, 2), sample(2, 0, 0, 3), sample(3, 0, 0, 0),
                      sample(4, 0, 0, 1)});
-  ASSERT_EQ(count(r, ActionKind::kRepinStrays), 3);
+  ASSERT_EQ(count(r, ActionKind::kAffinityKept), 3);
+  EXPECT_STREQ(action_kind_name(ActionKind::kAffinityKept), "affinity_kept");
+  EXPECT_NE(std::string(r.actions[0].text).find("left where"), std::string::npos);
   EXPECT_EQ(r.actions[0].strays, 2u);
   EXPECT_EQ(r.actions[1].strays, 3u);
   EXPECT_EQ(r.actions[2].strays, 1u);
+}
+
+// Another user's two busy threads on the same 2 CPUs as this process's 2: each of ours runs half
+// the time and waits the other half. The process does not exceed its cores; the waiting is not
+// its own, so it is recorded as contention and the cap stays.
+TEST(Oversub, OtherProcessesLoadIsContentionAndKeepsTheCap) {
+  OversubDetector d(two_cores(2));
+  std::vector<OversubSample> ss;
+  for (int i = 0; i < 100; ++i) ss.push_back(sample(i, 1.0, 400, 0, 1.0));
+  Trace r = feed(d, ss);
+  EXPECT_EQ(r.first_flagged, -1);
+  EXPECT_EQ(count(r, ActionKind::kLowerOmpCap), 0);
+  EXPECT_EQ(count(r, ActionKind::kAdvice), 0);
+  ASSERT_EQ(count(r, ActionKind::kContention), 1);
+  EXPECT_EQ(d.omp_cap(), 2);
+  const OversubSummary sum = d.summary();
+  EXPECT_FALSE(sum.oversubscribed);
+  EXPECT_TRUE(sum.contention);
+  EXPECT_DOUBLE_EQ(sum.max_contention_ratio, 0.5);
+  EXPECT_DOUBLE_EQ(sum.max_own_ratio, 0.0);
+  const OversubAction& a = r.actions[0];
+  EXPECT_EQ(a.kind, ActionKind::kContention);
+  EXPECT_DOUBLE_EQ(a.demand_cpus, 2.0);
+  EXPECT_DOUBLE_EQ(a.contention_ratio, 0.5);
+  EXPECT_STREQ(action_kind_name(a.kind), "contention");
+  // The other load goes away: contention ends, once.
+  ss.clear();
+  for (int i = 100; i < 110; ++i) ss.push_back(sample(i, 0.0, 0, 0, 2.0));
+  r = feed(d, ss);
+  EXPECT_EQ(count(r, ActionKind::kContentionEnded), 1);
+}
+
+// Both at once: this process's own excess (3 runnable threads on 2 CPUs) still lowers the cap,
+// judged by the part of the wait it explains, not by the whole wait.
+TEST(Oversub, OwnExcessUnderContentionIsStillOversubscription) {
+  OversubDetector d(two_cores(3));
+  std::vector<OversubSample> ss;
+  for (int i = 0; i < 5; ++i) ss.push_back(sample(i, 2.0, 0, 0, 1.0));  // demand 3
+  Trace r = feed(d, ss);
+  EXPECT_EQ(r.first_flagged, d.config().enter_samples - 1);
+  ASSERT_GE(count(r, ActionKind::kLowerOmpCap), 1);
+  const OversubAction& lower = r.actions[1];
+  EXPECT_DOUBLE_EQ(lower.own_ratio, 0.5);
+  EXPECT_DOUBLE_EQ(lower.contention_ratio, 0.5);
+  EXPECT_EQ(lower.new_cap, 2);  // 3 * 2 / 3
+}
+
+TEST(Oversub, CountersOfTheTriggeringSampleAreInTheAction) {
+  OversubDetector d(two_cores());
+  std::vector<OversubSample> ss;
+  for (int i = 0; i < 3; ++i) {
+    OversubSample s = sample(i, 6.0);
+    s.have_counters = true;
+    s.context_switches = 1000 + i;
+    s.task_clock_ns = 200000000;
+    ss.push_back(s);
+  }
+  Trace r = feed(d, ss);
+  ASSERT_FALSE(r.actions.empty());
+  EXPECT_TRUE(r.actions[0].counters.have_counters);
+  EXPECT_EQ(r.actions[0].counters.context_switches, 1002u);
+  EXPECT_EQ(r.actions[0].counters.task_clock_ns, 200000000u);
 }
 
 TEST(Oversub, BadConfigAndEmptySamplesAreHarmless) {

@@ -36,7 +36,7 @@ TEST(Options, DefaultsWithNothingSet) {
   EXPECT_EQ(o.verbose, 0);
   EXPECT_FALSE(o.smt);
   EXPECT_FALSE(o.override_user);
-  EXPECT_FALSE(o.papi) << "libpapi is loaded only on request";
+  EXPECT_EQ(o.papi, Papi::kAuto) << "PAPI where the component is active, /proc elsewhere";
   EXPECT_EQ(o.local_rank, -1);
   EXPECT_EQ(o.local_size, -1);
 }
@@ -103,6 +103,8 @@ const Case kCases[] = {
     {"PARWIDTH_LOCAL_SIZE", "0", false},
     {"PARWIDTH_CGROUP", "/sys/fs/cgroup", true},
     {"PARWIDTH_PAPI", "on", true},
+    {"PARWIDTH_PAPI", "auto", true},
+    {"PARWIDTH_PAPI", "0", true},
     {"PARWIDTH_PAPI", "sometimes", false},
 };
 
@@ -145,6 +147,18 @@ TEST(Options, GoodValuesTakeEffect) {
   EXPECT_EQ(o.verbose, 2);
   EXPECT_EQ(o.local_rank, 1);
   EXPECT_EQ(o.local_size, 2);
+}
+
+TEST(Options, PapiTakesAutoOnAndOff) {
+  std::vector<std::string> w;
+  EXPECT_EQ(parse({{"PARWIDTH_PAPI", "off"}}, &w).papi, Papi::kOff);
+  EXPECT_EQ(parse({{"PARWIDTH_PAPI", "yes"}}, &w).papi, Papi::kOn);
+  EXPECT_EQ(parse({{"PARWIDTH_PAPI", "AUTO"}}, &w).papi, Papi::kAuto);
+  EXPECT_TRUE(w.empty());
+  Options o = parse({{"PARWIDTH_PAPI", "sometimes"}}, &w);
+  EXPECT_EQ(o.papi, Papi::kAuto);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("auto, on, off"), std::string::npos) << w[0];
 }
 
 TEST(Options, BadValueKeepsTheDefault) {
