@@ -456,6 +456,10 @@ void on_load() {
 
 void on_exit() {
   if (!selected()) return;
+  // A child made with raw clone() (no fork handlers ran in it) or vfork():
+  // the monitor thread, the registry entry and the report are the parent's.
+  // Joining a thread that does not exist here would hang it.
+  if (own_pid() != getpid()) return;
   Runtime& r = *g;
   const int s = r.state.load(std::memory_order_acquire);
   monitor::monitor_stop();
