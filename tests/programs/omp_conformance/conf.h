@@ -5,7 +5,9 @@
    lower them to the plan's threads per pool, and nothing else (README.md). */
 #ifndef PW_CONF_H
 #define PW_CONF_H
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <omp.h>
 #include <pthread.h>
 #include <sched.h>

@@ -1,5 +1,6 @@
 /* pth_fork_child: a region, fork(), a serialized region in the child (a
    libgomp team does not survive fork), its exit status back to the parent. */
+#define _GNU_SOURCE
 #include <sys/wait.h>
 #include <unistd.h>
 #include "conf.h"
