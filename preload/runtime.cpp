@@ -53,6 +53,7 @@ struct Runtime {
   std::vector<FrameworkNote> frameworks;
   std::vector<std::string> warnings;
   std::vector<std::string> warned_keys;
+  std::vector<std::string> load_warnings;  // bad option values, said at activation
   // The node registry (preload/node.h): the budget before the node is divided,
   // and the share in force. Written at activation and by the monitor thread.
   topo::Budget full_budget;
@@ -225,6 +226,8 @@ void node_tick() {
 
 void activate() {
   Runtime& r = *g;
+  for (const std::string& w : r.load_warnings) warn_once(w, w);
+  r.load_warnings.clear();  // a forked child activating again does not repeat them
   planning::Planned p;
   std::string err;
   std::string why;
@@ -449,7 +452,9 @@ void on_load() {
     r.omp_env_value = omp;
   }
   r.state.store(kInactive, std::memory_order_release);
-  for (const std::string& w : warns) warn_once(w, w);
+  // Said only once the process activates: a shell or `cat` under a site-wide
+  // preload never does, and its stderr may be someone's $(...) capture.
+  r.load_warnings = std::move(warns);
   if (log::log_level() >= 2)
     for (const std::string& d : opt::options_describe(r.opt)) log::info(2, "option %s", d.c_str());
 }
@@ -480,6 +485,8 @@ void on_exit() {
     for (const FrameworkNote& f : r.frameworks)
       in.frameworks.push_back({f.name, f.setting, f.value, f.applied, f.why});
     in.warnings = r.warnings;
+    // Never activated: not said on stderr, but the report lists them.
+    if (s != kActive && s != kFailed) in.warnings = r.load_warnings;
   }
   report::write_at_exit(in);
 }

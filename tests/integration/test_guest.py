@@ -88,3 +88,28 @@ def test_raw_clone_child_exits_with_its_status_and_output(tmp_path):
     assert p.stdout == "child 7\nparent 7\n"
     # The parent's report only: the child is not a process we saw start.
     assert len(list(tmp_path.glob("r.*.json"))) == 1
+
+
+def test_registry_never_takes_the_hosts_closed_stdout(tmp_path):
+    # With stdin and stdout closed, the registry's lock file used to become
+    # fd 1: the program's output went into it, and writes that fail bare
+    # (EBADF) succeeded.
+    prog = BIN / "closed_stdout"
+    assert subprocess.run([prog], env=clean_env(), timeout=60).returncode == 0
+    p = governed([prog], tmp_path)
+    assert p.returncode == 0, p.stderr
+
+
+def test_bad_option_is_said_only_by_a_process_that_activates(tmp_path):
+    # A shell or `cat` under a site-wide preload never activates: its stderr
+    # (perhaps someone's $(...) capture) stays clean.
+    p = governed(["bash", "-c", "echo quiet"], tmp_path, POOLS="banana")
+    assert (p.returncode, p.stdout, p.stderr) == (0, "quiet\n", "")
+    p = governed([PROGRAM], tmp_path, POOLS="banana")
+    assert p.returncode == 0
+    assert p.stderr.count("PARWIDTH_POOLS") == 1, p.stderr
+
+
+def test_empty_option_means_unset(tmp_path):
+    p = governed([PROGRAM], tmp_path, REPORT="", MODE="", POOLS="")
+    assert p.returncode == 0 and p.stderr == "", p.stderr
