@@ -113,3 +113,20 @@ def test_bad_option_is_said_only_by_a_process_that_activates(tmp_path):
 def test_empty_option_means_unset(tmp_path):
     p = governed([PROGRAM], tmp_path, REPORT="", MODE="", POOLS="")
     assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+@pytest.mark.parametrize("option", ["TOPOLOGY", "MODEL", "CGROUP"])
+def test_fifo_inputs_cost_one_warning_not_a_hang(tmp_path, option):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    value = fifo
+    if option == "CGROUP":  # a cgroup directory whose cpu.max is a FIFO
+        cg = tmp_path / "cg"
+        cg.mkdir()
+        (cg / "cgroup.controllers").write_text("cpuset cpu\n")
+        os.mkfifo(cg / "cpu.max")
+        value = cg
+    p = governed([PROGRAM], tmp_path, timeout=30, **{option: value})
+    assert p.returncode == 0 and '"workers"' in p.stdout
+    warnings = [line for line in p.stderr.splitlines() if "parwidth: warning" in line]
+    assert len(warnings) == 1 and "regular file" in warnings[0], p.stderr
