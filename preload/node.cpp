@@ -80,6 +80,14 @@ std::string default_dir(const std::string& dir_opt) {
   return "/tmp/parwidth-" + uid;
 }
 
+std::vector<std::string> candidate_dirs(const std::string& dir_opt) {
+  std::vector<std::string> dirs{default_dir(dir_opt)};
+  if (!dir_opt.empty()) return dirs;
+  const char* xdg = getenv("XDG_RUNTIME_DIR");
+  if (xdg && xdg[0] == '/' && strlen(xdg) < 4096) dirs.push_back(std::string(xdg) + "/parwidth");
+  return dirs;
+}
+
 namespace {
 
 // A descriptor moved to 3 or above (close-on-exec): with the host's stdout

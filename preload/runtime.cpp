@@ -197,20 +197,29 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation) {
 }
 
 void node_join(Runtime& r) {
-  std::string err;
   gov::NodeMember self;
   self.pid = getpid();
   node::proc_start_time(self.pid, &self.start);
   self.cores = node_cores_of(r.full_budget);
-  if (!r.node.open(node::default_dir(r.opt.node_dir), &err) || !r.node.publish(self, &err)) {
-    warn_once("node", "node registry: " + err +
-                          "; this process's share of the node is not "
-                          "divided with other governed processes");
-    return;
+  // The default directory may be squatted by another user (a directory or a
+  // symlink of theirs) or its file system full: the user's runtime directory
+  // next, and only then no registry (one warning).
+  std::string errors;
+  for (const std::string& dir : node::candidate_dirs(r.opt.node_dir)) {
+    std::string err;
+    if (r.node.open(dir, &err) && r.node.publish(self, &err)) {
+      r.node_member = true;
+      if (!errors.empty())
+        note_framework("node", "registry", dir, true, "the default was unusable: " + errors);
+      node::ScanResult s;
+      if (r.node.scan(&s)) node_apply(r, gov::node_share(s.members, s.self), true);
+      return;
+    }
+    errors += (errors.empty() ? "" : "; ") + err;
   }
-  r.node_member = true;
-  node::ScanResult s;
-  if (r.node.scan(&s)) node_apply(r, gov::node_share(s.members, s.self), true);
+  warn_once("node", "node registry: " + errors +
+                        "; this process's share of the node is not "
+                        "divided with other governed processes");
 }
 
 // On the monitor thread, every sample: members that arrived or left.

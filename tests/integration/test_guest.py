@@ -5,12 +5,13 @@ it does bare.
 Run: python -m pytest tests/integration/test_guest.py
 """
 import os
+import shutil
 import stat
 import subprocess
 
 import pytest
 
-from test_core import BIN, LIB, clean_env
+from test_core import BIN, LIB, clean_env, load
 
 PROGRAM = BIN / "omp_teams"  # activates: threads, OpenMP regions
 
@@ -130,3 +131,38 @@ def test_fifo_inputs_cost_one_warning_not_a_hang(tmp_path, option):
     assert p.returncode == 0 and '"workers"' in p.stdout
     warnings = [line for line in p.stderr.splitlines() if "parwidth: warning" in line]
     assert len(warnings) == 1 and "regular file" in warnings[0], p.stderr
+
+
+def squatted_shm(tmp_path, script, **env):
+    """Runs `script` (bash) in a mount namespace of its own whose /dev/shm is
+    a fresh tmpfs where another user owns parwidth-<uid> (a squatter)."""
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare")
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("no mount namespaces here")
+    uid = os.geteuid()
+    setup = (f"mount -t tmpfs none /dev/shm && mkdir -m 777 /dev/shm/parwidth-{uid} && "
+             f"chown 4321 /dev/shm/parwidth-{uid}")
+    full = clean_env(LD_PRELOAD=LIB, **{k: str(v) for k, v in env.items()})
+    return subprocess.run(["unshare", "-m", "bash", "-c", f"{setup} && {script}"], env=full,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_squatted_registry_falls_back_to_the_runtime_dir(tmp_path):
+    xdg = tmp_path / "xdg"
+    xdg.mkdir(mode=0o700)
+    report = tmp_path / "r.json"
+    p = squatted_shm(tmp_path, f"exec {PROGRAM}", XDG_RUNTIME_DIR=xdg, PARWIDTH_REPORT=report)
+    assert p.returncode == 0, p.stderr
+    assert "parwidth: warning" not in p.stderr
+    notes = [f for f in load(report)["frameworks"] if f["setting"] == "registry"]
+    assert notes and notes[0]["value"] == str(xdg / "parwidth"), notes
+    assert "4321" in notes[0]["why"]
+
+
+def test_squatted_registry_without_a_runtime_dir_warns_once(tmp_path):
+    p = squatted_shm(tmp_path, f"exec {PROGRAM}")
+    assert p.returncode == 0, p.stderr
+    warnings = [line for line in p.stderr.splitlines() if "parwidth: warning" in line]
+    assert len(warnings) == 1 and "registry" in warnings[0], p.stderr
