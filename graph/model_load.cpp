@@ -1,5 +1,7 @@
 // Format detection and file reading for model_load / model_parse.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <new>
@@ -17,12 +19,18 @@ bool ends_with(const std::string& s, const char* suffix) {
 }
 
 Status read_file(const std::string& path, std::string* data, std::string* err) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return fail(err, Status::kIoError, "cannot open " + path);
+  // O_NONBLOCK: opening a FIFO must not block (it is refused below).
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return fail(err, Status::kIoError, "cannot open " + path);
   struct stat st {};
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    std::fclose(f);
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
     return fail(err, Status::kIoError, path + " is not a regular file");
+  }
+  FILE* f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    return fail(err, Status::kIoError, "cannot open " + path);
   }
   if (static_cast<uint64_t>(st.st_size) > kMaxFileBytes) {
     std::fclose(f);

@@ -7,10 +7,15 @@
 #include "hooks/omp.h"
 
 #include <dlfcn.h>
+#include <sched.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 
 #include "hooks/guard.h"
+#include "hooks/imports.h"
 #include "hooks/slots.h"
 #include "preload/runtime.h"
 
@@ -24,32 +29,136 @@ thread_local bool t_user_set __attribute__((tls_model("initial-exec"))) = false;
 
 // Whether libomp's own binding is to be turned off (decided at activation).
 std::atomic<bool> g_libomp_binding_off{false};
+// Whose binding the OpenMP runtimes' own threads follow: the user chose one
+// (a binding variable), or libomp keeps its own (the program reads thread
+// affinity through the OpenMP API). parwidth then does not pin those threads.
+std::atomic<bool> g_user_binding{false};
+std::atomic<bool> g_libomp_own_binding{false};
 // kmp_set_defaults of each libomp runtime already told (a process may carry a
 // system libomp and a wheel's private copy).
 constexpr int kRuntimes = 4;
 std::atomic<void*> g_libomp_told[kRuntimes];
 RealSlot g_kmp_set_defaults{"kmp_set_defaults", nullptr, false};
+RealSlot g_omp_get_level{"omp_get_level", nullptr, false};
+RealSlot g_omp_get_num_procs{"omp_get_num_procs", nullptr, false};
 
-// Turns off the binding of the libomp that the caller uses, once per runtime,
-// before its first parallel region binds anything.
-void libomp_binding_off(const void* caller_pc) {
-  if (!g_libomp_binding_off.load(std::memory_order_relaxed)) return;
+// The OpenMP API that reads a thread's affinity or the places: with
+// KMP_AFFINITY=disabled libomp 14 aborts in omp_display_affinity /
+// omp_capture_affinity (its affinity mask is null) and reports no places.
+const char* const kAffinityApi[] = {"omp_display_affinity",
+                                    "omp_display_affinity_",
+                                    "omp_capture_affinity",
+                                    "omp_capture_affinity_",
+                                    "ompc_display_affinity",
+                                    "ompc_capture_affinity",  // libomp's omp.h
+                                    "omp_get_num_places",
+                                    "omp_get_num_places_",
+                                    "omp_get_place_num_procs",
+                                    "omp_get_place_num_procs_",
+                                    "omp_get_place_proc_ids",
+                                    "omp_get_place_proc_ids_",
+                                    "omp_get_place_num",
+                                    "omp_get_place_num_",
+                                    "omp_get_partition_num_places",
+                                    "omp_get_partition_num_places_",
+                                    "omp_get_partition_place_nums",
+                                    "omp_get_partition_place_nums_",
+                                    "kmp_get_affinity",
+                                    "kmp_set_affinity",
+                                    "kmp_get_affinity_max_proc",
+                                    "kmp_get_affinity_mask_proc"};
+
+// KMP_AFFINITY=disabled through kmp_set_defaults. If the runtime has already
+// initialised its affinity (tasks, a teams region, omp_get_num_procs() before
+// the first parallel region), it ignores the setting and prints a warning into
+// the program's stderr; the warnings are off for that one call and then back
+// to the user's KMP_WARNINGS (or on, libomp's default).
+void libomp_disable_quietly(void* fn) {
+  auto set = reinterpret_cast<void (*)(const char*)>(fn);
+  const char* user = getenv("KMP_WARNINGS");
+  char restore[64] = "KMP_WARNINGS=true";
+  if (user && *user && strlen(user) < sizeof restore - 16)
+    snprintf(restore, sizeof restore, "KMP_WARNINGS=%s", user);
+  set("KMP_WARNINGS=false");
+  set("KMP_AFFINITY=disabled");
+  set(restore);
+}
+
+// libomp takes its "full" CPU set from the thread that initialises its
+// affinity, and binds its threads inside it. When that thread is one we
+// pinned, libomp is initialised here with the thread's mask widened to the
+// process's set for the moment (as it would be without us), then put back.
+void libomp_init_wide(const void* caller_pc) {
+  if (rt::current_pool() < 0 || rt::process_cpus().empty()) return;
+  auto procs = reinterpret_cast<int (*)()>(real_for_caller(&g_omp_get_num_procs, caller_pc));
+  if (!procs) return;
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) return;
+  cpu_set_t wide;
+  CPU_ZERO(&wide);
+  for (int c : rt::process_cpus())
+    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &wide);
+  if (sched_setaffinity(0, sizeof wide, &wide) != 0) return;
+  procs();
+  sched_setaffinity(0, sizeof mine, &mine);
+}
+
+// Once per libomp runtime (a process may carry a system libomp and a wheel's
+// private copy), before its first parallel region binds anything: turns its
+// own binding off — unless the user chose a binding, or the program reads
+// affinity through the OpenMP API, which needs libomp's binding on.
+void libomp_first_sight(const void* caller_pc, bool at_fork) {
+  if (!rt::governing() || rt::pin_mode() == opt::Pin::kNone) return;
   void* fn = real_for_caller(&g_kmp_set_defaults, caller_pc);
-  if (!fn) return;  // libgomp binds nothing unless asked
+  if (!fn) return;  // not libomp: libgomp binds nothing unless asked
+  for (std::atomic<void*>& slot : g_libomp_told)
+    if (slot.load(std::memory_order_acquire) == fn) return;
+  const char* api = nullptr;
+  const bool off =
+      g_libomp_binding_off.load(std::memory_order_relaxed) &&
+      !any_object_imports(kAffinityApi, sizeof kAffinityApi / sizeof *kAffinityApi, &api);
+  // Outside a fork (at activation) there is only something to do when the
+  // binding goes off; otherwise the first fork initialises libomp.
+  if (!at_fork && !off) return;
   for (std::atomic<void*>& slot : g_libomp_told) {
     void* seen = slot.load(std::memory_order_acquire);
     if (seen == fn) return;
-    if (seen == nullptr) {
-      if (!slot.compare_exchange_strong(seen, fn)) {
-        if (seen == fn) return;
-        continue;
-      }
-      reinterpret_cast<void (*)(const char*)>(fn)("KMP_AFFINITY=disabled");
+    if (seen != nullptr || !slot.compare_exchange_strong(seen, fn)) {
+      if (seen == fn) return;
+      continue;
+    }
+    if (off) {
+      libomp_disable_quietly(fn);
       rt::note_framework("libomp", "KMP_AFFINITY (kmp_set_defaults)", "disabled", true,
                          "libomp would bind every thread to the first pinned thread's core");
       return;
     }
+    if (api) {
+      g_libomp_own_binding.store(true, std::memory_order_relaxed);
+      rt::note_framework("libomp", "KMP_AFFINITY", "libomp's default", false,
+                         std::string("the program reads thread affinity (") + api +
+                             "); libomp keeps its own binding and its threads are not pinned");
+    }
+    libomp_init_wide(caller_pc);
+    return;
   }
+}
+
+// True if the caller is inside a parallel region (any level, active or
+// not): its nthreads ICV is the one its task inherited, not its own to cap.
+bool inside_region(const void* caller_pc) {
+  auto level = reinterpret_cast<int (*)()>(real_for_caller(&g_omp_get_level, caller_pc));
+  return level && level() > 0;
+}
+
+// An OpenMP runtime's own object, by file name (a wheel's copy included).
+bool is_omp_runtime(const char* path, bool libomp_only) {
+  if (!path) return false;
+  const char* base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  if (!strncmp(base, "libomp", 6) || !strncmp(base, "libiomp", 7)) return true;
+  return !libomp_only && !strncmp(base, "libgomp", 7);
 }
 
 }  // namespace
@@ -59,8 +168,11 @@ void omp_before_region(const void* caller_pc) {
   if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return;
   const unsigned gen = rt::omp_generation();
   if (t_applied_gen == gen) return;
+  libomp_first_sight(caller_pc, true);
+  // A worker (or a thread in a nested or serialized region) uses the ICV its
+  // master handed down: the master's cap, or what the user set on it.
+  if (inside_region(caller_pc)) return;
   t_applied_gen = gen;
-  libomp_binding_off(caller_pc);
   const int cap = rt::omp_cap();
   if (cap <= 0 || (t_user_set && !rt::options().override_user)) return;
   // The runtime the caller uses (a wheel may bundle its own libgomp).
@@ -69,18 +181,42 @@ void omp_before_region(const void* caller_pc) {
   if (set) set(cap);
 }
 
+bool omp_thread_left_to_runtime(const void* caller_pc, const char** why) {
+  const bool user = g_user_binding.load(std::memory_order_relaxed);
+  const bool own = g_libomp_own_binding.load(std::memory_order_relaxed);
+  if (!user && !own) return false;
+  if (!is_omp_runtime(object_name_of(caller_pc), !user)) return false;
+  *why = user ? "the user chose the OpenMP binding; the runtime's threads are left to it"
+              : "libomp keeps its own binding (the program reads thread affinity)";
+  return true;
+}
+
 void omp_on_activate() {
   if (!rt::governing() || rt::pin_mode() == opt::Pin::kNone) return;
   for (const char* v : {"KMP_AFFINITY", "OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY"}) {
-    if (const char* val = getenv(v)) {
+    const char* val = getenv(v);
+    if (val && *val) {
+      g_user_binding.store(true, std::memory_order_relaxed);
       rt::note_framework("openmp", v, val, false,
-                         "thread binding chosen by the user; kept (parwidth still pins)");
+                         "thread binding chosen by the user; kept (the OpenMP runtimes' threads "
+                         "are not pinned by parwidth)");
+      return;
+    }
+  }
+  for (const char* v : {"OMP_DISPLAY_AFFINITY", "OMP_AFFINITY_FORMAT"}) {
+    const char* val = getenv(v);
+    if (val && *val) {
+      g_libomp_own_binding.store(true, std::memory_order_relaxed);
+      rt::note_framework("libomp", "KMP_AFFINITY", "libomp's default", false,
+                         std::string(v) +
+                             " is set: libomp keeps its own binding and its "
+                             "threads are not pinned");
       return;
     }
   }
   g_libomp_binding_off.store(true, std::memory_order_relaxed);
   // A libomp linked into the program: before any thread of it can run a region.
-  libomp_binding_off(reinterpret_cast<const void*>(&omp_on_activate));
+  libomp_first_sight(reinterpret_cast<const void*>(&omp_on_activate), false);
 }
 
 }  // namespace pw::hooks

@@ -14,6 +14,13 @@ void omp_before_region(const void* caller_pc);
 // change) and parwidth's pinning stands.
 void omp_on_activate();
 
+// True if a thread that the object at caller_pc creates belongs to an OpenMP
+// runtime whose own binding stands: the user chose one (OMP_PROC_BIND,
+// OMP_PLACES, GOMP_CPU_AFFINITY, KMP_AFFINITY; false included), or libomp keeps
+// its own because the program reads thread affinity. parwidth does not pin
+// such a thread; *why says so for the report.
+bool omp_thread_left_to_runtime(const void* caller_pc, const char** why);
+
 // A framework that parwidth governs through its own API (PyTorch's
 // at::set_num_threads) also calls omp_set_num_threads, to pass its value on
 // to each thread. Such a call is the user's explicit choice only if the user

@@ -14,6 +14,7 @@
 #include "hooks/blas.h"
 #include "hooks/creator.h"
 #include "hooks/guard.h"
+#include "hooks/omp.h"
 #include "hooks/slots.h"
 #include "preload/runtime.h"
 
@@ -29,6 +30,8 @@ struct Start {
   gov::Assignment where;
   bool pin;
   bool user_affinity;
+  bool runtime_binding;  // an OpenMP runtime binds it (the user's choice or its own)
+  bool creator_pinned;   // created by a pool member that parwidth pinned
   std::string creator;
 };
 
@@ -73,6 +76,11 @@ void* trampoline(void* p) {
       if (err) rec.pin_error = strerror(err);
     } else if (s->user_affinity) {
       rec.pin_error = "the creator set the thread's affinity; kept";
+    } else if (s->runtime_binding) {
+      rec.pin_error = "the OpenMP runtime's own binding stands (the user's choice or its own)";
+      // Created by a thread we pinned: without us it would have inherited
+      // the process's set, and the runtime may bind nothing itself.
+      if (s->creator_pinned && !rt::process_cpus().empty()) pin_self(rt::process_cpus());
     }
     try {
       rec.creator = std::move(s->creator);
@@ -119,10 +127,14 @@ PW_HOOK(int, pthread_create,
   if (!mem) return real(thread, attr, start, arg);
   pw::hooks::Start* s = nullptr;
   try {
-    s = new (mem) pw::hooks::Start{start, arg, {}, false, false, {}};
+    s = new (mem) pw::hooks::Start{start, arg, {}, false, false, false, false, {}};
     s->where = pw::rt::assign_thread(pw::rt::current_pool());
     s->user_affinity = pw::hooks::attr_has_affinity(attr);
-    s->pin = pw::rt::governing() && !s->user_affinity;
+    const char* left = nullptr;
+    s->runtime_binding = pw::hooks::omp_thread_left_to_runtime(__builtin_return_address(0), &left);
+    s->pin = pw::rt::governing() && !s->user_affinity && !s->runtime_binding;
+    s->creator_pinned = pw::rt::governing() && pw::rt::current_pool() >= 0 &&
+                        pw::rt::pin_mode() != pw::opt::Pin::kNone;
     s->creator = pw::hooks::creator_of(__builtin_return_address(0));
   } catch (...) {
     if (s) s->~Start();

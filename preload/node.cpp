@@ -80,10 +80,34 @@ std::string default_dir(const std::string& dir_opt) {
   return "/tmp/parwidth-" + uid;
 }
 
+std::vector<std::string> candidate_dirs(const std::string& dir_opt) {
+  std::vector<std::string> dirs{default_dir(dir_opt)};
+  if (!dir_opt.empty()) return dirs;
+  const char* xdg = getenv("XDG_RUNTIME_DIR");
+  if (xdg && xdg[0] == '/' && strlen(xdg) < 4096) dirs.push_back(std::string(xdg) + "/parwidth");
+  return dirs;
+}
+
+namespace {
+
+// A descriptor moved to 3 or above (close-on-exec): with the host's stdout
+// closed, open() hands out 1, and the host's writes to stdout would land in
+// our file and succeed where they should fail with EBADF.
+int fd_above_stdio(int fd) {
+  if (fd < 0 || fd > 2) return fd;
+  const int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  const int saved = errno;
+  close(fd);
+  errno = saved;
+  return moved;
+}
+
+}  // namespace
+
 bool proc_start_time(long pid, unsigned long long* out) {
   char path[64];
   snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  int fd = fd_above_stdio(::open(path, O_RDONLY | O_CLOEXEC));
   if (fd < 0) return false;
   char buf[1024];
   ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -155,7 +179,7 @@ bool entry_parse(const std::string& text, gov::NodeMember* out) {
 }
 
 int Registry::open_dir() const {
-  int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = fd_above_stdio(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (fd < 0) return -1;
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
@@ -211,7 +235,8 @@ bool Registry::write_entry(int dirfd, std::string* err) {
   const std::string tmp = "." + name_ + ".tmp";
   int fd = -1;
   for (int attempt = 0; attempt < 2 && fd < 0; ++attempt) {
-    fd = openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    fd = fd_above_stdio(
+        openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (fd < 0 && errno == EEXIST) unlinkat(dirfd, tmp.c_str(), 0);  // our own earlier image's
   }
   if (fd < 0) {
@@ -285,7 +310,7 @@ bool Registry::scan(ScanResult* out) {
     bool stale = owner_gone(pid, start);
     gov::NodeMember m;
     if (!stale) {
-      int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+      int fd = fd_above_stdio(openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
       if (fd < 0) continue;  // removed meanwhile
       struct stat st;
       std::string text;

@@ -31,6 +31,11 @@ namespace pw::node {
 // /tmp/parwidth-<euid>.
 std::string default_dir(const std::string& dir_opt);
 
+// Where to look for the registry, in order: the option's directory alone
+// when set; otherwise the default one, then $XDG_RUNTIME_DIR/parwidth (the
+// user's own tmpfs, which nobody else can squat or fill) when that is set.
+std::vector<std::string> candidate_dirs(const std::string& dir_opt);
+
 // Field 22 of /proc/<pid>/stat (clock ticks since boot); false if unreadable.
 bool proc_start_time(long pid, unsigned long long* out);
 

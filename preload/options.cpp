@@ -186,7 +186,8 @@ Options options_parse(const EnvLookup& env, std::vector<std::string>* warnings) 
   for (const Row& r : kRows) {
     const std::string var = std::string("PARWIDTH_") + r.info.name;
     const char* value = env(var.c_str());
-    if (value == nullptr) continue;
+    // Empty means unset (`PARWIDTH_REPORT= cmd` is how a shell clears one).
+    if (value == nullptr || *value == '\0') continue;
     Options trial = o;
     std::string why;
     if (r.apply(value, &trial, &why)) {

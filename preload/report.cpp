@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -159,6 +161,23 @@ std::string report_path(const std::string& pattern, bool forked_child) {
   return out;
 }
 
+namespace {
+
+// 0644 less the process's umask, as open() would have made it; read without
+// changing it (umask() is process-wide: another thread may create files).
+mode_t report_mode() {
+  mode_t mask = 022;
+  if (FILE* f = fopen("/proc/self/status", "re")) {
+    char line[128];
+    while (fgets(line, sizeof line, f))
+      if (sscanf(line, "Umask: %o", &mask) == 1) break;
+    fclose(f);
+  }
+  return 0644 & ~mask;
+}
+
+}  // namespace
+
 void write_at_exit(const Input& in) {
   if (in.opt->verbose >= 1) {
     const planning::Planned* p = in.planned;
@@ -172,16 +191,30 @@ void write_at_exit(const Input& in) {
   }
   if (in.opt->report.empty()) return;
   const std::string path = report_path(in.opt->report, in.forked_child);
-  const std::string tmp = path + ".tmp" + std::to_string(getpid());
   const std::string body = report_json(in) + "\n";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    log::warn("cannot write the report to %s", tmp.c_str());
+  // Never through or over something that is not a regular file: a symlink
+  // (another user's, in a shared directory), a FIFO (it would block the
+  // exit), a device.
+  struct stat st;
+  if (lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    log::warn("the report path %s is not a regular file; the report is not written", path.c_str());
     return;
   }
+  // A new file of our own (O_EXCL, random name) in the target's directory, so
+  // that the rename below is atomic and nobody can have prepared its name.
+  const size_t slash = path.rfind('/');
+  std::string tmp = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) +
+                    ".parwidth-report.XXXXXX";
+  int fd = mkostemp(&tmp[0], O_CLOEXEC);
+  if (fd < 0) {
+    log::warn("cannot write the report to %s", path.c_str());
+    return;
+  }
+  fchmod(fd, report_mode());
   size_t off = 0;
   while (off < body.size()) {
     ssize_t n = write(fd, body.data() + off, body.size() - off);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     off += static_cast<size_t>(n);
   }

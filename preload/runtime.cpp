@@ -55,6 +55,7 @@ struct Runtime {
   std::vector<PoolNote> pools;
   std::vector<std::string> warnings;
   std::vector<std::string> warned_keys;
+  std::vector<std::string> load_warnings;  // bad option values, said at activation
   // The node registry (preload/node.h): the budget before the node is divided,
   // and the share in force. Written at activation and by the monitor thread.
   topo::Budget full_budget;
@@ -198,20 +199,29 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation) {
 }
 
 void node_join(Runtime& r) {
-  std::string err;
   gov::NodeMember self;
   self.pid = getpid();
   node::proc_start_time(self.pid, &self.start);
   self.cores = node_cores_of(r.full_budget);
-  if (!r.node.open(node::default_dir(r.opt.node_dir), &err) || !r.node.publish(self, &err)) {
-    warn_once("node", "node registry: " + err +
-                          "; this process's share of the node is not "
-                          "divided with other governed processes");
-    return;
+  // The default directory may be squatted by another user (a directory or a
+  // symlink of theirs) or its file system full: the user's runtime directory
+  // next, and only then no registry (one warning).
+  std::string errors;
+  for (const std::string& dir : node::candidate_dirs(r.opt.node_dir)) {
+    std::string err;
+    if (r.node.open(dir, &err) && r.node.publish(self, &err)) {
+      r.node_member = true;
+      if (!errors.empty())
+        note_framework("node", "registry", dir, true, "the default was unusable: " + errors);
+      node::ScanResult s;
+      if (r.node.scan(&s)) node_apply(r, gov::node_share(s.members, s.self), true);
+      return;
+    }
+    errors += (errors.empty() ? "" : "; ") + err;
   }
-  r.node_member = true;
-  node::ScanResult s;
-  if (r.node.scan(&s)) node_apply(r, gov::node_share(s.members, s.self), true);
+  warn_once("node", "node registry: " + errors +
+                        "; this process's share of the node is not "
+                        "divided with other governed processes");
 }
 
 // On the monitor thread, every sample: members that arrived or left.
@@ -227,6 +237,8 @@ void node_tick() {
 
 void activate() {
   Runtime& r = *g;
+  for (const std::string& w : r.load_warnings) warn_once(w, w);
+  r.load_warnings.clear();  // a forked child activating again does not repeat them
   planning::Planned p;
   std::string err;
   std::string why;
@@ -492,13 +504,19 @@ void on_load() {
   }
   r.state.store(kInactive, std::memory_order_release);
   python_startup_hook(r);
-  for (const std::string& w : warns) warn_once(w, w);
+  // Said only once the process activates: a shell or `cat` under a site-wide
+  // preload never does, and its stderr may be someone's $(...) capture.
+  r.load_warnings = std::move(warns);
   if (log::log_level() >= 2)
     for (const std::string& d : opt::options_describe(r.opt)) log::info(2, "option %s", d.c_str());
 }
 
 void on_exit() {
   if (!selected()) return;
+  // A child made with raw clone() (no fork handlers ran in it) or vfork():
+  // the monitor thread, the registry entry and the report are the parent's.
+  // Joining a thread that does not exist here would hang it.
+  if (own_pid() != getpid()) return;
   Runtime& r = *g;
   const int s = r.state.load(std::memory_order_acquire);
   monitor::monitor_stop();
@@ -521,6 +539,8 @@ void on_exit() {
     for (const PoolNote& p : r.pools)
       in.pools.push_back({p.library, p.object, p.before, p.after, p.set_by, p.applied, p.why});
     in.warnings = r.warnings;
+    // Never activated: not said on stderr, but the report lists them.
+    if (s != kActive && s != kFailed) in.warnings = r.load_warnings;
   }
   report::write_at_exit(in);
 }

@@ -39,7 +39,10 @@ void skip_space(const std::string& text, size_t* i) {
 
 Status cpulist_parse(const std::string& text, std::vector<int>* out, std::string* err) {
   try {
-    std::vector<int> cpus;
+    // Ranges first, merged, then expanded: a long value of overlapping
+    // ranges ("0-1048576,0-1048576,...") costs its unique CPUs, at most
+    // kMaxCpu + 1, not the sum of its ranges.
+    std::vector<std::pair<long, long>> ranges;
     size_t i = 0;
     skip_space(text, &i);
     if (i == text.size()) {
@@ -62,10 +65,15 @@ Status cpulist_parse(const std::string& text, std::vector<int>* out, std::string
         }
         skip_space(text, &i);
       }
-      for (long c = lo; c <= hi; ++c) cpus.push_back(static_cast<int>(c));
+      ranges.emplace_back(lo, hi);
       if (i == text.size()) {
-        std::sort(cpus.begin(), cpus.end());
-        cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+        std::sort(ranges.begin(), ranges.end());
+        std::vector<int> cpus;
+        long next = 0;  // the first CPU not yet listed
+        for (const auto& [a, b] : ranges) {
+          for (long c = std::max(a, next); c <= b; ++c) cpus.push_back(static_cast<int>(c));
+          next = std::max(next, b + 1);
+        }
         *out = std::move(cpus);
         return Status::kOk;
       }

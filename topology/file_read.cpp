@@ -22,11 +22,19 @@ bool path_exists(const std::string& path) {
 }
 
 Status file_read(const std::string& path, std::string* out, std::string* err) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO (someone's PARWIDTH_TOPOLOGY or a planted cgroup
+  // file) must not block the open, and is refused below.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     int e = errno;
     if (e == ENOENT || e == ENOTDIR) return Status::kUnsupported;
     set_err(err, path + ": " + strerror(e));
+    return Status::kIoError;
+  }
+  struct stat info;
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    set_err(err, path + ": not a regular file");
     return Status::kIoError;
   }
   Status st = Status::kOk;

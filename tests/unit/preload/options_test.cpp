@@ -63,7 +63,7 @@ const Case kCases[] = {
     {"PARWIDTH_MODE", "OBSERVE", true},
     {"PARWIDTH_MODE", "govern", true},
     {"PARWIDTH_MODE", "sideways", false},
-    {"PARWIDTH_MODE", "", false},
+    {"PARWIDTH_MODE", "", true},  // empty = unset
     {"PARWIDTH_POOLS", "3", true},
     {"PARWIDTH_POOLS", "0", false},
     {"PARWIDTH_POOLS", "4097", false},
@@ -73,7 +73,7 @@ const Case kCases[] = {
     {"PARWIDTH_INTRA", "8", true},
     {"PARWIDTH_INTRA", "-1", false},
     {"PARWIDTH_MODEL", "/tmp/m.onnx", true},
-    {"PARWIDTH_MODEL", "", false},
+    {"PARWIDTH_MODEL", "", true},  // empty = unset
     {"PARWIDTH_INPUT_SHAPES", "input=1x3x224x224,ids=8x16", true},
     {"PARWIDTH_INPUT_SHAPES", "input=1x3xbig", false},
     {"PARWIDTH_INPUT_SHAPES", "1x3", false},
@@ -89,7 +89,7 @@ const Case kCases[] = {
     {"PARWIDTH_MONITOR_MS", "5", false},
     {"PARWIDTH_MONITOR_MS", "60001", false},
     {"PARWIDTH_REPORT", "/tmp/r-%p.json", true},
-    {"PARWIDTH_REPORT", "", false},
+    {"PARWIDTH_REPORT", "", true},  // empty = unset
     {"PARWIDTH_VERBOSE", "3", true},
     {"PARWIDTH_VERBOSE", "4", false},
     {"PARWIDTH_INCLUDE", "python*", true},
@@ -119,6 +119,23 @@ TEST(Options, EachValueIsAcceptedOrWarnedAbout) {
       EXPECT_NE(w[0].find(c.var), std::string::npos) << w[0];
     }
   }
+}
+
+TEST(Options, EmptyMeansUnset) {
+  std::vector<std::string> w;
+  const Options o = parse({{"PARWIDTH_MODE", ""},
+                           {"PARWIDTH_POOLS", ""},
+                           {"PARWIDTH_PIN", ""},
+                           {"PARWIDTH_REPORT", ""},
+                           {"PARWIDTH_MONITOR_MS", ""}},
+                          &w);
+  EXPECT_TRUE(w.empty());
+  const Options d = parse({}, &w);
+  EXPECT_EQ(o.mode, d.mode);
+  EXPECT_EQ(o.pools, d.pools);
+  EXPECT_EQ(o.pin, d.pin);
+  EXPECT_EQ(o.report, d.report);
+  EXPECT_EQ(o.monitor_ms, d.monitor_ms);
 }
 
 TEST(Options, GoodValuesTakeEffect) {

@@ -1,4 +1,7 @@
 // cpulist_parse / cpulist_format: the format of sysfs, cgroup files and PARWIDTH_CPUS.
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "topology/topology.h"
@@ -62,6 +65,34 @@ TEST(Status, Names) {
   EXPECT_STREQ(status_name(Status::kUnsupported), "unsupported");
   EXPECT_STREQ(status_name(Status::kInvalid), "invalid");
   EXPECT_STREQ(status_name(Status::kIoError), "io-error");
+}
+
+// A 2 KB value of overlapping whole-range entries (issue 14, item 11) costs
+// its unique CPUs only: under a 256 MiB address-space limit it still parses,
+// where expanding every range first needed about 1 GB.
+// Exits 0 if the whole range list parses within 256 MiB of address space.
+void parse_in_256_mib(const std::string& text) {
+  struct rlimit lim;
+  lim.rlim_cur = lim.rlim_max = 256u << 20;
+  setrlimit(RLIMIT_AS, &lim);
+  std::vector<int> v;
+  std::string err;
+  const bool ok = cpulist_parse(text, &v, &err) == Status::kOk && v.size() == 1048577 &&
+                  v.front() == 0 && v.back() == 1048576;
+  _exit(ok ? 0 : 1);
+}
+
+TEST(Cpulist, OverlappingRangesCostTheirUniqueCpus) {
+  std::string text = "0-1048576";
+  while (text.size() < 2048) text += ",0-1048576";
+  EXPECT_EXIT(parse_in_256_mib(text), testing::ExitedWithCode(0), "");
+}
+
+TEST(Cpulist, MergedRangesKeepEveryCpuOnce) {
+  std::vector<int> v;
+  std::string err;
+  ASSERT_EQ(cpulist_parse("5-9,0-3,2-6,12,12,11-12", &v, &err), Status::kOk);
+  EXPECT_EQ(v, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12}));
 }
 
 }  // namespace

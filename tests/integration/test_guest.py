@@ -1,0 +1,168 @@
+"""A guest that cannot hurt its host (issue 14): the report file never goes
+through or over what is not ours, a child made with raw clone() exits like
+it does bare.
+
+Run: python -m pytest tests/integration/test_guest.py
+"""
+import os
+import shutil
+import stat
+import subprocess
+
+import pytest
+
+from test_core import BIN, LIB, clean_env, load
+
+PROGRAM = BIN / "omp_teams"  # activates: threads, OpenMP regions
+
+
+def governed(cmd, tmp_path, timeout=60, **options):
+    env = clean_env(LD_PRELOAD=LIB, PARWIDTH_NODE_DIR=tmp_path / "node",
+                    **{"PARWIDTH_" + k: v for k, v in options.items()})
+    (tmp_path / "node").mkdir(mode=0o700, exist_ok=True)
+    return subprocess.run([str(c) for c in cmd], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def in_shell_then_exec(script, program):
+    """bash runs `script` then becomes `program` with the same pid ($$)."""
+    return ["bash", "-c", f"{script}; exec {program}"]
+
+
+def test_report_symlink_at_the_temporary_name_is_not_followed(tmp_path):
+    # The old temporary name was <path>.tmp<pid>: predictable, opened
+    # O_CREAT|O_TRUNC, so a planted symlink turned the report into a write
+    # over somebody's file.
+    private = tmp_path / "private"
+    private.write_text("mine\n")
+    report = tmp_path / "r.json"
+    p = governed(in_shell_then_exec(f"ln -s {private} {report}.tmp$$", PROGRAM), tmp_path,
+                 REPORT=report)
+    assert p.returncode == 0, p.stderr
+    assert private.read_text() == "mine\n"
+    assert report.is_file() and not report.is_symlink()
+    assert '"governed":true' in report.read_text().replace(" ", "")
+
+
+def test_report_fifo_at_the_temporary_name_does_not_block_the_exit(tmp_path):
+    report = tmp_path / "r.json"
+    p = governed(in_shell_then_exec(f"mkfifo {report}.tmp$$", PROGRAM), tmp_path, timeout=30,
+                 REPORT=report)
+    assert p.returncode == 0 and '"workers"' in p.stdout
+    assert report.is_file()
+
+
+def test_report_path_that_is_a_symlink_is_neither_followed_nor_replaced(tmp_path):
+    private = tmp_path / "private"
+    private.write_text("mine\n")
+    report = tmp_path / "r.json"
+    report.symlink_to(private)
+    p = governed([PROGRAM], tmp_path, REPORT=report)
+    assert p.returncode == 0 and '"workers"' in p.stdout
+    assert report.is_symlink() and os.readlink(report) == str(private)
+    assert private.read_text() == "mine\n"
+    assert "not a regular file" in p.stderr
+
+
+def test_report_path_that_is_a_fifo_is_left_alone(tmp_path):
+    report = tmp_path / "r.json"
+    os.mkfifo(report)
+    p = governed([PROGRAM], tmp_path, timeout=30, REPORT=report)
+    assert p.returncode == 0 and '"workers"' in p.stdout
+    assert stat.S_ISFIFO(os.lstat(report).st_mode)
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".parwidth-report")]
+
+
+def test_report_file_mode_follows_the_umask(tmp_path):
+    report = tmp_path / "r.json"
+    p = governed(["bash", "-c", f"umask 027; exec {PROGRAM}"], tmp_path, REPORT=report)
+    assert p.returncode == 0
+    assert stat.S_IMODE(os.stat(report).st_mode) == 0o640
+
+
+def test_raw_clone_child_exits_with_its_status_and_output(tmp_path):
+    # The child of a raw clone() runs no fork handler: its exit() used to run
+    # the parent's exit path and join a monitor thread that does not exist
+    # in the child — a hang, its output lost.
+    p = governed([BIN / "clone_exit"], tmp_path, timeout=30, REPORT=tmp_path / "r.%p.json")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "child 7\nparent 7\n"
+    # The parent's report only: the child is not a process we saw start.
+    assert len(list(tmp_path.glob("r.*.json"))) == 1
+
+
+def test_registry_never_takes_the_hosts_closed_stdout(tmp_path):
+    # With stdin and stdout closed, the registry's lock file used to become
+    # fd 1: the program's output went into it, and writes that fail bare
+    # (EBADF) succeeded.
+    prog = BIN / "closed_stdout"
+    assert subprocess.run([prog], env=clean_env(), timeout=60).returncode == 0
+    p = governed([prog], tmp_path)
+    assert p.returncode == 0, p.stderr
+
+
+def test_bad_option_is_said_only_by_a_process_that_activates(tmp_path):
+    # A shell or `cat` under a site-wide preload never activates: its stderr
+    # (perhaps someone's $(...) capture) stays clean.
+    p = governed(["bash", "-c", "echo quiet"], tmp_path, POOLS="banana")
+    assert (p.returncode, p.stdout, p.stderr) == (0, "quiet\n", "")
+    p = governed([PROGRAM], tmp_path, POOLS="banana")
+    assert p.returncode == 0
+    assert p.stderr.count("PARWIDTH_POOLS") == 1, p.stderr
+
+
+def test_empty_option_means_unset(tmp_path):
+    p = governed([PROGRAM], tmp_path, REPORT="", MODE="", POOLS="")
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+@pytest.mark.parametrize("option", ["TOPOLOGY", "MODEL", "CGROUP"])
+def test_fifo_inputs_cost_one_warning_not_a_hang(tmp_path, option):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    value = fifo
+    if option == "CGROUP":  # a cgroup directory whose cpu.max is a FIFO
+        cg = tmp_path / "cg"
+        cg.mkdir()
+        (cg / "cgroup.controllers").write_text("cpuset cpu\n")
+        os.mkfifo(cg / "cpu.max")
+        value = cg
+    p = governed([PROGRAM], tmp_path, timeout=30, **{option: value})
+    assert p.returncode == 0 and '"workers"' in p.stdout
+    warnings = [line for line in p.stderr.splitlines() if "parwidth: warning" in line]
+    assert len(warnings) == 1 and "regular file" in warnings[0], p.stderr
+
+
+def squatted_shm(tmp_path, script, **env):
+    """Runs `script` (bash) in a mount namespace of its own whose /dev/shm is
+    a fresh tmpfs where another user owns parwidth-<uid> (a squatter)."""
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare")
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("no mount namespaces here")
+    uid = os.geteuid()
+    setup = (f"mount -t tmpfs none /dev/shm && mkdir -m 777 /dev/shm/parwidth-{uid} && "
+             f"chown 4321 /dev/shm/parwidth-{uid}")
+    full = clean_env(LD_PRELOAD=LIB, **{k: str(v) for k, v in env.items()})
+    return subprocess.run(["unshare", "-m", "bash", "-c", f"{setup} && {script}"], env=full,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_squatted_registry_falls_back_to_the_runtime_dir(tmp_path):
+    xdg = tmp_path / "xdg"
+    xdg.mkdir(mode=0o700)
+    report = tmp_path / "r.json"
+    p = squatted_shm(tmp_path, f"exec {PROGRAM}", XDG_RUNTIME_DIR=xdg, PARWIDTH_REPORT=report)
+    assert p.returncode == 0, p.stderr
+    assert "parwidth: warning" not in p.stderr
+    notes = [f for f in load(report)["frameworks"] if f["setting"] == "registry"]
+    assert notes and notes[0]["value"] == str(xdg / "parwidth"), notes
+    assert "4321" in notes[0]["why"]
+
+
+def test_squatted_registry_without_a_runtime_dir_warns_once(tmp_path):
+    p = squatted_shm(tmp_path, f"exec {PROGRAM}")
+    assert p.returncode == 0, p.stderr
+    warnings = [line for line in p.stderr.splitlines() if "parwidth: warning" in line]
+    assert len(warnings) == 1 and "registry" in warnings[0], p.stderr
