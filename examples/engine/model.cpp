@@ -10,6 +10,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "examples/engine/kernels.h"
 #include "graph/graph.h"
 #include "graph/json_value.h"
 #include "graph/proto_reader.h"
@@ -50,6 +51,7 @@ void fill(Tensor* t, const std::string& name, uint64_t seed) {
   for (size_t i = 1; i < t->dims.size(); ++i) fan_in *= t->dims[i];
   const float scale = t->dims.size() >= 2 ? std::sqrt(6.f / static_cast<float>(fan_in)) : 0.1f;
   for (auto& v : t->data) v = r.uniform() * scale;
+  t->seeded = true;
 }
 
 // ---------------------------------------------------------------- ONNX extras
@@ -60,6 +62,13 @@ struct OnnxExtras {
   std::vector<std::pair<std::string, std::vector<int64_t>>> inputs;
   std::vector<std::string> outputs;
 };
+
+// Integers live in float tensors here; Slice's "to the end" (INT64_MAX) and the like are
+// clamped to 2^40, which a float holds exactly and no dimension reaches.
+float int_as_float(int64_t v) {
+  constexpr int64_t kBig = int64_t{1} << 40;
+  return static_cast<float>(std::clamp(v, -kBig, kBig));
+}
 
 bool read_tensor(std::string_view b, std::string* name, Tensor* t, std::string* err) {
   proto::Reader r(b, 3);
@@ -85,6 +94,8 @@ bool read_tensor(std::string_view b, std::string* name, Tensor* t, std::string* 
         memcpy(&v, &u, 4);
         floats.push_back(v);
       }
+    } else if (f.number == 7) {  // int64_data
+      proto::read_int64s(f, [&](int64_t v) { floats.push_back(int_as_float(v)); });
     } else if (f.number == 8 && f.wire == proto::kLen) {
       name->assign(f.bytes);
     } else if (f.number == 9 && f.wire == proto::kLen) {
@@ -93,6 +104,7 @@ bool read_tensor(std::string_view b, std::string* name, Tensor* t, std::string* 
   }
   if (!r.ok()) return fail(err, std::string("onnx tensor: ") + r.error());
   const int64_t n = numel(t->dims);
+  t->integer = dtype == 6 || dtype == 7;
   if (dtype == 1 && !raw.empty() && raw.size() == static_cast<size_t>(n) * 4) {
     t->data.resize(static_cast<size_t>(n));
     memcpy(t->data.data(), raw.data(), raw.size());
@@ -103,8 +115,17 @@ bool read_tensor(std::string_view b, std::string* name, Tensor* t, std::string* 
     for (int64_t i = 0; i < n; ++i) {
       int64_t v;
       memcpy(&v, raw.data() + i * 8, 8);
+      t->data[static_cast<size_t>(i)] = int_as_float(v);
+    }
+  } else if (dtype == 6 && raw.size() == static_cast<size_t>(n) * 4) {  // int32 constants
+    t->data.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t v;
+      memcpy(&v, raw.data() + i * 4, 4);
       t->data[static_cast<size_t>(i)] = static_cast<float>(v);
     }
+  } else if (dtype == 7 && floats.size() == static_cast<size_t>(n)) {
+    t->data = std::move(floats);
   }  // else: stripped; filled later
   return true;
 }
@@ -153,6 +174,18 @@ bool read_node_attrs(std::string_view b, Op* op, Tensor* value, bool* has_value,
       op->ceil_mode = i;
     else if (name == "count_include_pad")
       op->count_include_pad = i;
+    else if (name == "perm")
+      op->perm = ints;
+    else if (name == "axes")
+      op->axes = ints;
+    else if (name == "keepdims")
+      op->keepdims = i;
+    else if (name == "epsilon")
+      op->epsilon = fl;
+    else if (name == "min")
+      op->lo = fl;
+    else if (name == "max")
+      op->hi = fl;
     else if (name == "alpha")
       op->alpha = fl;
     else if (name == "beta")
@@ -259,6 +292,62 @@ struct JsonWeights {
 
 // ---------------------------------------------------------------- shapes
 
+// An axis attribute resolved against rank (negative counts from the end; def when absent).
+bool resolve_axis(int64_t* axis, int64_t def, size_t rank) {
+  if (*axis == kNoAxis) *axis = def;
+  if (*axis < 0) *axis += static_cast<int64_t>(rank);
+  return *axis >= 0 && *axis < static_cast<int64_t>(rank);
+}
+
+// Shape arithmetic torch exports (Shape -> Gather -> Div -> Slice ...) is computed once at
+// load: Shape always (shapes are static here), the others when every input is a constant.
+bool foldable(const Op& op, const Model& m) {
+  static const char* const kOps[] = {"Gather", "Unsqueeze", "Squeeze",  "Concat", "Slice",
+                                     "Add",    "Sub",       "Mul",      "Div",    "Pow",
+                                     "Cast",   "Reshape",   "Identity", "Flatten"};
+  if (op.type == "Shape") return true;
+  if (std::find(std::begin(kOps), std::end(kOps), op.type) == std::end(kOps)) return false;
+  for (const std::string& in : op.inputs)
+    if (!in.empty() && !m.constant(in)) return false;
+  return true;
+}
+
+void fold(const Op& op, const Model& m, const std::vector<int64_t>& x, Tensor* c) {
+  auto in = [&](size_t k) { return m.constant(op.inputs[k]); };
+  const std::string& t = op.type;
+  c->data.assign(static_cast<size_t>(numel(c->dims)), 0.f);
+  if (t == "Shape") {
+    c->data.assign(x.begin(), x.end());
+    c->integer = true;
+    return;
+  }
+  const Tensor* a = in(0);
+  c->integer = a->integer;
+  if (t == "Gather") {
+    const Tensor* idx = in(1);
+    gather(a->data.data(), a->dims, op.axis, idx->data.data(), numel(idx->dims), c->data.data());
+  } else if (t == "Concat") {
+    std::vector<const float*> xs;
+    std::vector<std::vector<int64_t>> ds;
+    for (size_t k = 0; k < op.inputs.size(); ++k)
+      xs.push_back(in(k)->data.data()), ds.push_back(in(k)->dims);
+    concat(xs, ds, op.axis, c->data.data(), c->dims);
+  } else if (t == "Slice") {
+    slice(a->data.data(), a->dims, op.starts, op.steps, c->data.data(), c->dims);
+  } else if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div" || t == "Pow") {
+    const Binary k = t == "Add"   ? Binary::kAdd
+                     : t == "Sub" ? Binary::kSub
+                     : t == "Mul" ? Binary::kMul
+                     : t == "Div" ? Binary::kDiv
+                                  : Binary::kPow;
+    c->integer = a->integer && in(1)->integer;
+    binary_broadcast(k, a->data.data(), a->dims, in(1)->data.data(), in(1)->dims, c->data.data(),
+                     c->dims, c->integer);
+  } else {  // Cast, Reshape, Identity, Flatten, Squeeze, Unsqueeze: the same values
+    c->data = a->data;
+  }
+}
+
 bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed,
            std::string* err) {
   std::unordered_map<std::string, std::vector<int64_t>> shape;
@@ -270,6 +359,7 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
     m->const_names.push_back(n);
     m->consts.push_back(std::move(t));
   };
+  std::vector<Op> kept;
   for (Op& op : m->ops) {
     auto it_w = jw.find(op.name);
     auto dims_of = [&](const std::string& n) -> const std::vector<int64_t>* {
@@ -358,37 +448,163 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
     } else if (t == "GlobalAveragePool") {
       if (x.size() != 4) return fail(err, "op " + op.name + ": GlobalAveragePool wants 4-D");
       y = {x[0], x[1], 1, 1};
-    } else if (t == "Relu" || t == "Identity" || t == "Dropout") {
+    } else if (t == "Relu" || t == "Identity" || t == "Dropout" || t == "Sigmoid" || t == "Tanh" ||
+               t == "Erf" || t == "Sqrt" || t == "Cast") {
       y = x;
-    } else if (t == "Add") {
+    } else if (t == "Clip") {
+      y = x;
+      for (size_t k = 1; k < 3 && k < op.inputs.size(); ++k) {
+        if (op.inputs[k].empty()) continue;
+        const Tensor* c = m->constant(op.inputs[k]);
+        if (!c || c->data.size() != 1)
+          return fail(err, "op " + op.name + ": Clip needs constant scalar bounds");
+        (k == 1 ? op.lo : op.hi) = c->data[0];
+      }
+    } else if (t == "BatchNormalization") {
+      if (x.size() < 2)
+        return fail(err, "op " + op.name + ": BatchNormalization wants N x C x ...");
+      for (size_t k = 1; k < 5; ++k) {
+        const Tensor* c = k < op.inputs.size() ? m->constant(op.inputs[k]) : nullptr;
+        if (!c || numel(c->dims) != x[1])
+          return fail(err, "op " + op.name + ": BatchNormalization needs 4 constants of C values");
+      }
+      // A seeded variance is around 1, not around 0: a negative one would make NaNs.
+      if (Tensor* var = const_cast<Tensor*>(m->constant(op.inputs[4])); var->seeded)
+        for (float& v : var->data) v = 1.f + v;
+      const_cast<Tensor*>(m->constant(op.inputs[4]))->seeded = false;  // once, if shared
+      if (op.outputs.size() > 1) op.outputs.resize(1);                 // training outputs unused
+      y = x;
+    } else if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div" || t == "Pow") {
       const auto* b = op.inputs.size() > 1 ? dims_of(op.inputs[1]) : nullptr;
-      if (!b || *b != x) return fail(err, "op " + op.name + ": Add wants two inputs of one shape");
+      if (!b || !broadcast_dims(x, *b, &y))
+        return fail(err, "op " + op.name + ": " + t + " wants two inputs that broadcast");
+    } else if (t == "Softmax") {
+      if (!resolve_axis(&op.axis, -1, x.size())) return fail(err, "op " + op.name + ": bad axis");
       y = x;
     } else if (t == "Concat") {
-      int64_t ax = op.axis < 0 ? op.axis + static_cast<int64_t>(x.size()) : op.axis;
-      if (ax < 0 || ax >= static_cast<int64_t>(x.size()))
-        return fail(err, "op " + op.name + ": bad axis");
-      op.axis = ax;
+      if (!resolve_axis(&op.axis, 1, x.size())) return fail(err, "op " + op.name + ": bad axis");
       y = x;
-      y[ax] = 0;
+      y[static_cast<size_t>(op.axis)] = 0;
       for (const std::string& n : op.inputs) {
         const auto* d = dims_of(n);
         if (!d || d->size() != x.size())
           return fail(err, "op " + op.name + ": Concat rank mismatch");
         for (size_t k = 0; k < x.size(); ++k)
-          if (static_cast<int64_t>(k) != ax && (*d)[k] != x[k])
+          if (static_cast<int64_t>(k) != op.axis && (*d)[k] != x[k])
             return fail(err, "op " + op.name + ": Concat shape mismatch");
-        y[ax] += (*d)[ax];
+        y[static_cast<size_t>(op.axis)] += (*d)[static_cast<size_t>(op.axis)];
       }
     } else if (t == "Flatten") {
-      int64_t ax = op.axis < 0 ? op.axis + static_cast<int64_t>(x.size()) : op.axis;
+      if (!resolve_axis(&op.axis, 1, x.size() + 1))
+        return fail(err, "op " + op.name + ": bad axis");
       int64_t a = 1, b = 1;
-      for (int64_t k = 0; k < static_cast<int64_t>(x.size()); ++k) (k < ax ? a : b) *= x[k];
+      for (int64_t k = 0; k < static_cast<int64_t>(x.size()); ++k) (k < op.axis ? a : b) *= x[k];
       y = {a, b};
+    } else if (t == "Reshape") {
+      const Tensor* c = op.inputs.size() > 1 ? m->constant(op.inputs[1]) : nullptr;
+      if (!c) return fail(err, "op " + op.name + ": Reshape needs a constant shape");
+      int64_t known = 1, infer_at = -1;
+      for (size_t k = 0; k < c->data.size(); ++k) {
+        int64_t d = static_cast<int64_t>(c->data[k]);
+        if (d == 0 && k < x.size()) d = x[k];
+        if (d == -1) {
+          infer_at = static_cast<int64_t>(k);
+          d = 1;
+        } else {
+          known *= d;
+        }
+        y.push_back(d);
+      }
+      if (infer_at >= 0 && known > 0) y[static_cast<size_t>(infer_at)] = numel(x) / known;
+      if (numel(y) != numel(x))
+        return fail(err, "op " + op.name + ": Reshape changes the element count (the model's " +
+                             "shapes are fixed: keep its batch and image size)");
+    } else if (t == "Transpose") {
+      if (op.perm.empty())
+        for (size_t k = x.size(); k-- > 0;) op.perm.push_back(static_cast<int64_t>(k));
+      if (op.perm.size() != x.size()) return fail(err, "op " + op.name + ": bad perm");
+      for (int64_t p : op.perm) {
+        if (p < 0 || p >= static_cast<int64_t>(x.size()))
+          return fail(err, "op " + op.name + ": bad perm");
+        y.push_back(x[static_cast<size_t>(p)]);
+      }
+    } else if (t == "Squeeze" || t == "Unsqueeze") {
+      if (op.inputs.size() > 1 && !op.inputs[1].empty()) {
+        const Tensor* c = m->constant(op.inputs[1]);
+        if (!c) return fail(err, "op " + op.name + ": " + t + " needs constant axes");
+        op.axes.assign(c->data.begin(), c->data.end());
+      }
+      const size_t rank = t == "Squeeze" ? x.size() : x.size() + op.axes.size();
+      for (int64_t& a : op.axes)
+        if (!resolve_axis(&a, 0, rank)) return fail(err, "op " + op.name + ": bad axes");
+      std::sort(op.axes.begin(), op.axes.end());
+      if (t == "Unsqueeze") {
+        y = x;
+        for (int64_t a : op.axes) y.insert(y.begin() + a, 1);
+      } else {
+        for (size_t k = 0; k < x.size(); ++k) {
+          const bool drop = op.axes.empty() ? x[k] == 1
+                                            : std::binary_search(op.axes.begin(), op.axes.end(),
+                                                                 static_cast<int64_t>(k));
+          if (!drop) y.push_back(x[k]);
+        }
+      }
+    } else if (t == "ReduceMean") {
+      if (op.axes.empty())
+        for (size_t k = 0; k < x.size(); ++k) op.axes.push_back(static_cast<int64_t>(k));
+      for (int64_t& a : op.axes)
+        if (!resolve_axis(&a, 0, x.size())) return fail(err, "op " + op.name + ": bad axes");
+      std::sort(op.axes.begin(), op.axes.end());
+      for (size_t k = 0; k < x.size(); ++k) {
+        const bool reduced =
+            std::binary_search(op.axes.begin(), op.axes.end(), static_cast<int64_t>(k));
+        if (!reduced)
+          y.push_back(x[k]);
+        else if (op.keepdims)
+          y.push_back(1);
+      }
+    } else if (t == "Slice") {
+      std::vector<std::vector<int64_t>> v(4);  // starts, ends, axes, steps
+      for (size_t k = 1; k < op.inputs.size() && k < 5; ++k) {
+        if (op.inputs[k].empty()) continue;
+        const Tensor* c = m->constant(op.inputs[k]);
+        if (!c) return fail(err, "op " + op.name + ": Slice needs constant starts/ends/axes/steps");
+        for (float f : c->data) v[k - 1].push_back(static_cast<int64_t>(f));
+      }
+      if (v[2].empty())
+        for (size_t k = 0; k < v[0].size(); ++k) v[2].push_back(static_cast<int64_t>(k));
+      if (v[3].empty()) v[3].assign(v[0].size(), 1);
+      if (v[1].size() != v[0].size() || v[2].size() != v[0].size() || v[3].size() != v[0].size())
+        return fail(err, "op " + op.name + ": Slice inputs differ in length");
+      op.starts.assign(x.size(), 0);
+      op.steps.assign(x.size(), 1);
+      y = x;
+      for (size_t k = 0; k < v[0].size(); ++k) {
+        int64_t a = v[2][k];
+        if (!resolve_axis(&a, 0, x.size()) || v[3][k] == 0)
+          return fail(err, "op " + op.name + ": bad Slice axes or steps");
+        const int64_t d = x[static_cast<size_t>(a)], step = v[3][k];
+        int64_t b = v[0][k], e = v[1][k];
+        if (b < 0) b += d;
+        if (e < 0) e += d;
+        if (step > 0) {
+          b = std::clamp<int64_t>(b, 0, d);
+          e = std::clamp<int64_t>(e, 0, d);
+        } else {
+          b = std::clamp<int64_t>(b, 0, d - 1);
+          e = std::clamp<int64_t>(e, -1, d - 1);
+        }
+        const int64_t n = step > 0 ? (e - b + step - 1) / step : (b - e - step - 1) / -step;
+        op.starts[static_cast<size_t>(a)] = b;
+        op.steps[static_cast<size_t>(a)] = step;
+        y[static_cast<size_t>(a)] = std::max<int64_t>(n, 0);
+      }
+    } else if (t == "Shape") {
+      y = {static_cast<int64_t>(x.size())};
     } else if (t == "MatMul" || t == "Gemm") {
-      if (x.size() != 2) return fail(err, "op " + op.name + ": " + t + " wants a 2-D input here");
       if (op.trans_a) return fail(err, "op " + op.name + ": transA is not supported");
       if (it_w != jw.end() && op.inputs.size() < 2) {
+        if (x.size() != 2) return fail(err, "op " + op.name + ": " + t + " wants a 2-D input");
         add_const(op.name + "/W", {x[1], it_w->second.units});
         op.inputs.push_back(op.name + "/W");
         if (it_w->second.bias) {
@@ -398,35 +614,61 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
         }
       }
       const Tensor* w = op.inputs.size() > 1 ? m->constant(op.inputs[1]) : nullptr;
-      if (!w || w->dims.size() != 2)
-        return fail(err, "op " + op.name + ": needs constant 2-D weights");
-      const int64_t k = op.trans_b ? w->dims[1] : w->dims[0];
-      const int64_t n = op.trans_b ? w->dims[0] : w->dims[1];
-      if (k != x[1]) return fail(err, "op " + op.name + ": inner dims differ");
-      if (op.inputs.size() > 2) {
-        const Tensor* b = m->constant(op.inputs[2]);
-        if (!b || numel(b->dims) != n)
-          return fail(err, "op " + op.name + ": bias must be a constant of N values");
+      const auto* bd = op.inputs.size() > 1 ? dims_of(op.inputs[1]) : nullptr;
+      if (op.type == "MatMul" && bd && !(w && bd->size() == 2)) {
+        // Both operands at run time (attention): numpy matmul over the batch dims.
+        if (x.size() < 2 || bd->size() < 2 || (*bd)[bd->size() - 2] != x.back())
+          return fail(err, "op " + op.name + ": MatMul inner dims differ");
+        std::vector<int64_t> xb(x.begin(), x.end() - 2), bb(bd->begin(), bd->end() - 2);
+        if (!broadcast_dims(xb, bb, &y))
+          return fail(err, "op " + op.name + ": MatMul batch dims do not broadcast");
+        y.push_back(x[x.size() - 2]);
+        y.push_back(bd->back());
+      } else {
+        if (!w || w->dims.size() != 2)
+          return fail(err, "op " + op.name + ": needs constant 2-D weights");
+        if (op.type == "Gemm" ? x.size() != 2 : x.empty())
+          return fail(err, "op " + op.name + ": " + t + " wants a 2-D input here");
+        const int64_t k = op.trans_b ? w->dims[1] : w->dims[0];
+        const int64_t n = op.trans_b ? w->dims[0] : w->dims[1];
+        if (k != x.back()) return fail(err, "op " + op.name + ": inner dims differ");
+        if (op.inputs.size() > 2) {
+          const Tensor* b = m->constant(op.inputs[2]);
+          if (!b || numel(b->dims) != n)
+            return fail(err, "op " + op.name + ": bias must be a constant of N values");
+        }
+        y = x;
+        y.back() = n;
       }
-      y = {x[0], n};
     } else if (t == "Gather") {
-      const Tensor* table = m->constant(op.inputs[0]);
       const auto* idx = op.inputs.size() > 1 ? dims_of(op.inputs[1]) : nullptr;
-      if (!table || !idx || op.axis != 0)
-        return fail(err, "op " + op.name + ": Gather needs a constant table, indices, axis 0");
-      y = *idx;
-      y.insert(y.end(), table->dims.begin() + 1, table->dims.end());
+      if (!idx || !resolve_axis(&op.axis, 0, x.size()))
+        return fail(err, "op " + op.name + ": Gather needs data, indices and a valid axis");
+      const size_t a = static_cast<size_t>(op.axis);
+      y.assign(x.begin(), x.begin() + static_cast<long>(a));
+      y.insert(y.end(), idx->begin(), idx->end());
+      y.insert(y.end(), x.begin() + static_cast<long>(a) + 1, x.end());
       for (Input& gi : m->inputs)
-        if (gi.name == op.inputs[1]) gi.index_range = table->dims[0];
+        if (gi.name == op.inputs[1]) gi.index_range = x[a];
     } else {
       return fail(err, "op " + op.name + ": unsupported op type '" + t + "'");
     }
     for (int64_t d : y)
       if (d <= 0) return fail(err, "op " + op.name + ": empty output");
+    if (foldable(op, *m)) {
+      Tensor c;
+      c.dims = y;
+      fold(op, *m, x, &c);
+      m->const_names.push_back(op.outputs[0]);
+      m->consts.push_back(std::move(c));
+      continue;  // a constant now, not an operator
+    }
     shape[op.outputs[0]] = y;
     m->tensor_names.push_back(op.outputs[0]);
     m->tensor_dims.push_back(y);
+    kept.push_back(std::move(op));
   }
+  m->ops = std::move(kept);
   return true;
 }
 
@@ -581,7 +823,7 @@ bool load_json(std::string_view bytes, const LoadOptions& o, Model* m,
     std::vector<int64_t> pad = ints_of(a ? a->get("pad") : nullptr, 4);
     op.pads = pad;
     op.group = int_of(a, "group", 1);
-    op.axis = int_of(a, "axis", op.type == "Gather" ? 0 : 1);
+    op.axis = int_of(a, "axis", kNoAxis);
     op.ceil_mode = int_of(a, "ceil_mode", 0);
     op.count_include_pad = int_of(a, "count_include_pad", 0);
     op.trans_b = int_of(a, "trans_b", 0);
@@ -642,7 +884,8 @@ bool model_load_bytes(const void* data, size_t size, const LoadOptions& o, Model
       m->tensor_names.push_back(in.name);
       m->tensor_dims.push_back(in.dims);
     }
-    if (!order(m, err) || !infer(m, jw, o.seed, err)) return false;
+    // Ordered twice: infer folds shape arithmetic into constants, which drops ops.
+    if (!order(m, err) || !infer(m, jw, o.seed, err) || !order(m, err)) return false;
     if (m->outputs.empty()) {  // JSON default: what no op reads
       for (const Op& op : m->ops) {
         bool read = false;
