@@ -71,8 +71,10 @@ pwe_session* open_session(const std::string& bytes, const Settings& st, const ch
 }
 
 double median(std::vector<double> v) {
+  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // --profile: each team size in its own session with one inter-op worker, so an operator's
