@@ -44,19 +44,6 @@ float apply(Binary op, float a, float b, bool integer) {
 
 }  // namespace
 
-bool broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
-                    std::vector<int64_t>* y) {
-  const size_t r = std::max(a.size(), b.size());
-  y->assign(r, 1);
-  for (size_t k = 0; k < r; ++k) {
-    const int64_t x = k < a.size() ? a[a.size() - 1 - k] : 1;
-    const int64_t z = k < b.size() ? b[b.size() - 1 - k] : 1;
-    if (x != z && x != 1 && z != 1) return false;
-    (*y)[r - 1 - k] = x == 1 ? z : x;
-  }
-  return true;
-}
-
 void binary_broadcast(Binary op, const float* a, const std::vector<int64_t>& ad, const float* b,
                       const std::vector<int64_t>& bd, float* y, const std::vector<int64_t>& yd,
                       bool integer) {
@@ -116,20 +103,6 @@ void slice(const float* x, const std::vector<int64_t>& xd, const std::vector<int
     off += start[r - 1];
     float* out = y + row * inner;
     for (int64_t j = 0; j < inner; ++j) out[j] = x[off + j * step[r - 1]];
-  }
-}
-
-void concat(const std::vector<const float*>& xs, const std::vector<std::vector<int64_t>>& ds,
-            int64_t axis, float* y, const std::vector<int64_t>& yd) {
-  int64_t outer = 1;
-  for (int64_t k = 0; k < axis; ++k) outer *= yd[static_cast<size_t>(k)];
-  const int64_t inner_y = count(yd) / std::max<int64_t>(outer, 1);
-  int64_t off = 0;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    const int64_t inner = count(ds[i]) / std::max<int64_t>(outer, 1);
-    for (int64_t o = 0; o < outer; ++o)
-      memcpy(y + o * inner_y + off, xs[i] + o * inner, static_cast<size_t>(inner) * sizeof(float));
-    off += inner;
   }
 }
 

@@ -1,6 +1,6 @@
 // examples/engine/kernels: the plain-loop operators (those oneDNN 2.6 has no primitive for),
 // on plain row-major f32 buffers. The engine runs them (OpenMP-parallel, so the worker's team
-// size decides their speed too) and the loader folds shape arithmetic with the same code.
+// size decides their speed too).
 #pragma once
 
 #include <cstdint>
@@ -24,14 +24,6 @@ void gather(const float* data, const std::vector<int64_t>& dd, int64_t axis, con
 void slice(const float* x, const std::vector<int64_t>& xd, const std::vector<int64_t>& start,
            const std::vector<int64_t>& step, float* y, const std::vector<int64_t>& yd);
 
-// Concatenation along axis of inputs with dims ds[k] (y's dims: yd).
-void concat(const std::vector<const float*>& xs, const std::vector<std::vector<int64_t>>& ds,
-            int64_t axis, float* y, const std::vector<int64_t>& yd);
-
 void erf(const float* x, int64_t n, float* y);
-
-// The dims of broadcasting a with b; false when they do not broadcast.
-bool broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
-                    std::vector<int64_t>* y);
 
 }  // namespace pwe

@@ -10,7 +10,6 @@
 #include <map>
 #include <unordered_map>
 
-#include "examples/engine/kernels.h"
 #include "graph/graph.h"
 #include "graph/json_value.h"
 #include "graph/proto_reader.h"
@@ -54,13 +53,13 @@ void fill(Tensor* t, const std::string& name, uint64_t seed) {
   t->seeded = true;
 }
 
-// ---------------------------------------------------------------- ONNX extras
+// ---------------------------------------------------------------- ONNX data
 
-struct OnnxExtras {
-  std::vector<Op> attrs;  // per node, in file order: only attribute fields filled
+// What graph/ does not carry: the float data of initializers and Constant nodes (graph/
+// keeps their dims and small integer values only).
+struct OnnxData {
   std::map<std::string, Tensor> inits;
-  std::vector<std::pair<std::string, std::vector<int64_t>>> inputs;
-  std::vector<std::string> outputs;
+  std::map<size_t, Tensor> constants;  // node index -> its "value" tensor
 };
 
 // Integers live in float tensors here; Slice's "to the end" (INT64_MAX) and the like are
@@ -130,67 +129,21 @@ bool read_tensor(std::string_view b, std::string* name, Tensor* t, std::string* 
   return true;
 }
 
-bool read_node_attrs(std::string_view b, Op* op, Tensor* value, bool* has_value, std::string* err) {
+// A Constant node's "value" tensor (NodeProto.attribute = 5, AttributeProto.t = 5).
+bool read_constant_value(std::string_view b, Tensor* value, bool* has_value, std::string* err) {
   proto::Reader r(b, 3);
   proto::Field f;
   while (r.next(&f)) {
     if (f.number != 5 || f.wire != proto::kLen) continue;
     proto::Reader a(f.bytes, 4);
     proto::Field af;
-    std::string name;
-    int64_t i = 0;
-    float fl = 0;
-    std::vector<int64_t> ints;
-    std::string_view t;
+    std::string_view name, t;
     while (a.next(&af)) {
-      if (af.number == 1 && af.wire == proto::kLen) name.assign(af.bytes);
-      if (af.number == 2 && af.wire == proto::kFixed32) {
-        uint32_t u = static_cast<uint32_t>(af.varint);
-        memcpy(&fl, &u, 4);
-      }
-      if (af.number == 3 && af.wire == proto::kVarint) i = static_cast<int64_t>(af.varint);
+      if (af.number == 1 && af.wire == proto::kLen) name = af.bytes;
       if (af.number == 5 && af.wire == proto::kLen) t = af.bytes;
-      if (af.number == 4 && af.wire == proto::kLen) op->mode.assign(af.bytes);
-      if (af.number == 8) proto::read_int64s(af, [&](int64_t v) { ints.push_back(v); });
     }
     if (!a.ok()) return fail(err, std::string("onnx attribute: ") + a.error());
-    if (name == "kernel_shape")
-      op->kernel = ints;
-    else if (name == "strides")
-      op->strides = ints;
-    else if (name == "pads")
-      op->pads = ints;
-    else if (name == "dilations")
-      op->dilations = ints;
-    else if (name == "group")
-      op->group = i;
-    else if (name == "axis")
-      op->axis = i;
-    else if (name == "transA")
-      op->trans_a = i;
-    else if (name == "transB")
-      op->trans_b = i;
-    else if (name == "ceil_mode")
-      op->ceil_mode = i;
-    else if (name == "count_include_pad")
-      op->count_include_pad = i;
-    else if (name == "perm")
-      op->perm = ints;
-    else if (name == "axes")
-      op->axes = ints;
-    else if (name == "keepdims")
-      op->keepdims = i;
-    else if (name == "epsilon")
-      op->epsilon = fl;
-    else if (name == "min")
-      op->lo = fl;
-    else if (name == "max")
-      op->hi = fl;
-    else if (name == "alpha")
-      op->alpha = fl;
-    else if (name == "beta")
-      op->beta = fl;
-    else if (name == "value" && !t.empty()) {
+    if (name == "value" && !t.empty()) {
       std::string tn;
       if (!read_tensor(t, &tn, value, err)) return false;
       *has_value = true;
@@ -199,38 +152,7 @@ bool read_node_attrs(std::string_view b, Op* op, Tensor* value, bool* has_value,
   return r.ok() ? true : fail(err, std::string("onnx node: ") + r.error());
 }
 
-bool read_value_info(std::string_view b, std::string* name, std::vector<int64_t>* dims) {
-  proto::Reader r(b, 3);
-  proto::Field f;
-  while (r.next(&f)) {
-    if (f.number == 1 && f.wire == proto::kLen) name->assign(f.bytes);
-    if (f.number != 2 || f.wire != proto::kLen) continue;
-    proto::Reader type(f.bytes, 4);
-    proto::Field tf;
-    while (type.next(&tf)) {
-      if (tf.number != 1 || tf.wire != proto::kLen) continue;
-      proto::Reader tensor(tf.bytes, 5);
-      proto::Field sf;
-      while (tensor.next(&sf)) {
-        if (sf.number != 2 || sf.wire != proto::kLen) continue;
-        proto::Reader shape(sf.bytes, 6);
-        proto::Field df;
-        while (shape.next(&df)) {
-          if (df.number != 1 || df.wire != proto::kLen) continue;
-          int64_t v = 1;  // a symbolic dim (batch) becomes 1
-          proto::Reader dim(df.bytes, 7);
-          proto::Field vf;
-          while (dim.next(&vf))
-            if (vf.number == 1 && vf.wire == proto::kVarint) v = static_cast<int64_t>(vf.varint);
-          dims->push_back(v);
-        }
-      }
-    }
-  }
-  return r.ok();
-}
-
-bool onnx_extras(std::string_view bytes, OnnxExtras* x, Model* m, std::string* err) {
+bool onnx_data(std::string_view bytes, OnnxData* x, std::string* err) {
   proto::Reader model(bytes, 0);
   proto::Field f;
   std::string_view graph;
@@ -238,33 +160,46 @@ bool onnx_extras(std::string_view bytes, OnnxExtras* x, Model* m, std::string* e
     if (f.number == 7 && f.wire == proto::kLen) graph = f.bytes;
   if (!model.ok() || graph.empty()) return fail(err, "onnx: no graph");
   proto::Reader g(graph, 1);
+  size_t node = 0;
   while (g.next(&f)) {
     if (f.wire != proto::kLen) continue;
     if (f.number == 1) {
-      Op op;
       Tensor value;
       bool has_value = false;
-      if (!read_node_attrs(f.bytes, &op, &value, &has_value, err)) return false;
-      if (has_value) x->inits["\x01" + std::to_string(x->attrs.size())] = std::move(value);
-      x->attrs.push_back(std::move(op));
-    } else if (f.number == 2) {
-      m->name.assign(f.bytes);
+      if (!read_constant_value(f.bytes, &value, &has_value, err)) return false;
+      if (has_value) x->constants[node] = std::move(value);
+      ++node;
     } else if (f.number == 5) {
       std::string name;
       Tensor t;
       if (!read_tensor(f.bytes, &name, &t, err)) return false;
       x->inits[name] = std::move(t);
-    } else if (f.number == 11 || f.number == 12) {
-      std::string name;
-      std::vector<int64_t> dims;
-      if (!read_value_info(f.bytes, &name, &dims)) return fail(err, "onnx: bad value info");
-      if (f.number == 12)
-        x->outputs.push_back(name);
-      else if (!x->inits.count(name))
-        x->inputs.emplace_back(name, dims);
     }
   }
   return g.ok() ? true : fail(err, std::string("onnx graph: ") + g.error());
+}
+
+// The executor's fields of an op, from graph/'s attributes.
+void op_attrs(const pw::graph::Node& n, Op* op) {
+  op->kernel = n.attr_ints("kernel_shape");
+  op->strides = n.attr_ints("strides");
+  op->pads = n.attr_ints("pads");
+  op->dilations = n.attr_ints("dilations");
+  op->perm = n.attr_ints("perm");
+  op->axes = n.attr_ints("axes");
+  op->group = n.attr_int("group", 1);
+  op->axis = n.attr("axis") ? n.attr_int("axis", 0) : kNoAxis;
+  op->trans_a = n.attr_int("transA", 0);
+  op->trans_b = n.attr_int("transB", 0);
+  op->ceil_mode = n.attr_int("ceil_mode", 0);
+  op->count_include_pad = n.attr_int("count_include_pad", 0);
+  op->keepdims = n.attr_int("keepdims", 1);
+  op->alpha = static_cast<float>(n.attr_float("alpha", 1.0));
+  op->beta = static_cast<float>(n.attr_float("beta", 1.0));
+  op->epsilon = static_cast<float>(n.attr_float("epsilon", 1e-5));
+  op->lo = static_cast<float>(n.attr_float("min", -INFINITY));
+  op->hi = static_cast<float>(n.attr_float("max", INFINITY));
+  op->mode = n.attr_string("mode", "");
 }
 
 // ---------------------------------------------------------------- JSON extras
@@ -299,55 +234,6 @@ bool resolve_axis(int64_t* axis, int64_t def, size_t rank) {
   return *axis >= 0 && *axis < static_cast<int64_t>(rank);
 }
 
-// Shape arithmetic torch exports (Shape -> Gather -> Div -> Slice ...) is computed once at
-// load: Shape always (shapes are static here), the others when every input is a constant.
-bool foldable(const Op& op, const Model& m) {
-  static const char* const kOps[] = {"Gather", "Unsqueeze", "Squeeze",  "Concat", "Slice",
-                                     "Add",    "Sub",       "Mul",      "Div",    "Pow",
-                                     "Cast",   "Reshape",   "Identity", "Flatten"};
-  if (op.type == "Shape") return true;
-  if (std::find(std::begin(kOps), std::end(kOps), op.type) == std::end(kOps)) return false;
-  for (const std::string& in : op.inputs)
-    if (!in.empty() && !m.constant(in)) return false;
-  return true;
-}
-
-void fold(const Op& op, const Model& m, const std::vector<int64_t>& x, Tensor* c) {
-  auto in = [&](size_t k) { return m.constant(op.inputs[k]); };
-  const std::string& t = op.type;
-  c->data.assign(static_cast<size_t>(numel(c->dims)), 0.f);
-  if (t == "Shape") {
-    c->data.assign(x.begin(), x.end());
-    c->integer = true;
-    return;
-  }
-  const Tensor* a = in(0);
-  c->integer = a->integer;
-  if (t == "Gather") {
-    const Tensor* idx = in(1);
-    gather(a->data.data(), a->dims, op.axis, idx->data.data(), numel(idx->dims), c->data.data());
-  } else if (t == "Concat") {
-    std::vector<const float*> xs;
-    std::vector<std::vector<int64_t>> ds;
-    for (size_t k = 0; k < op.inputs.size(); ++k)
-      xs.push_back(in(k)->data.data()), ds.push_back(in(k)->dims);
-    concat(xs, ds, op.axis, c->data.data(), c->dims);
-  } else if (t == "Slice") {
-    slice(a->data.data(), a->dims, op.starts, op.steps, c->data.data(), c->dims);
-  } else if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div" || t == "Pow") {
-    const Binary k = t == "Add"   ? Binary::kAdd
-                     : t == "Sub" ? Binary::kSub
-                     : t == "Mul" ? Binary::kMul
-                     : t == "Div" ? Binary::kDiv
-                                  : Binary::kPow;
-    c->integer = a->integer && in(1)->integer;
-    binary_broadcast(k, a->data.data(), a->dims, in(1)->data.data(), in(1)->dims, c->data.data(),
-                     c->dims, c->integer);
-  } else {  // Cast, Reshape, Identity, Flatten, Squeeze, Unsqueeze: the same values
-    c->data = a->data;
-  }
-}
-
 bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed,
            std::string* err) {
   std::unordered_map<std::string, std::vector<int64_t>> shape;
@@ -359,7 +245,6 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
     m->const_names.push_back(n);
     m->consts.push_back(std::move(t));
   };
-  std::vector<Op> kept;
   for (Op& op : m->ops) {
     auto it_w = jw.find(op.name);
     auto dims_of = [&](const std::string& n) -> const std::vector<int64_t>* {
@@ -375,6 +260,7 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
     const std::vector<int64_t> x =
         op.inputs.empty() ? std::vector<int64_t>{} : *dims_of(op.inputs[0]);
     std::vector<int64_t> y;
+    bool have_y = true;  // false: only graph/ knows y (op.shape)
     const std::string& t = op.type;
     auto spatial = [&](bool pool) -> bool {
       if (x.size() != 4) return fail(err, "op " + op.name + ": " + t + " wants a 4-D input");
@@ -476,8 +362,11 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
       y = x;
     } else if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div" || t == "Pow") {
       const auto* b = op.inputs.size() > 1 ? dims_of(op.inputs[1]) : nullptr;
-      if (!b || !broadcast_dims(x, *b, &y))
-        return fail(err, "op " + op.name + ": " + t + " wants two inputs that broadcast");
+      if (!b) return fail(err, "op " + op.name + ": " + t + " wants two inputs");
+      if (*b == x)
+        y = x;  // broadcasting: graph/'s shape (ONNX)
+      else
+        have_y = false;
     } else if (t == "Softmax") {
       if (!resolve_axis(&op.axis, -1, x.size())) return fail(err, "op " + op.name + ": bad axis");
       y = x;
@@ -500,69 +389,20 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
       int64_t a = 1, b = 1;
       for (int64_t k = 0; k < static_cast<int64_t>(x.size()); ++k) (k < op.axis ? a : b) *= x[k];
       y = {a, b};
-    } else if (t == "Reshape") {
-      const Tensor* c = op.inputs.size() > 1 ? m->constant(op.inputs[1]) : nullptr;
-      if (!c) return fail(err, "op " + op.name + ": Reshape needs a constant shape");
-      int64_t known = 1, infer_at = -1;
-      for (size_t k = 0; k < c->data.size(); ++k) {
-        int64_t d = static_cast<int64_t>(c->data[k]);
-        if (d == 0 && k < x.size()) d = x[k];
-        if (d == -1) {
-          infer_at = static_cast<int64_t>(k);
-          d = 1;
-        } else {
-          known *= d;
-        }
-        y.push_back(d);
-      }
-      if (infer_at >= 0 && known > 0) y[static_cast<size_t>(infer_at)] = numel(x) / known;
-      if (numel(y) != numel(x))
-        return fail(err, "op " + op.name + ": Reshape changes the element count (the model's " +
-                             "shapes are fixed: keep its batch and image size)");
+    } else if (t == "Reshape" || t == "Squeeze" || t == "Unsqueeze") {
+      have_y = false;  // a copy; graph/ gives the dims
     } else if (t == "Transpose") {
       if (op.perm.empty())
         for (size_t k = x.size(); k-- > 0;) op.perm.push_back(static_cast<int64_t>(k));
       if (op.perm.size() != x.size()) return fail(err, "op " + op.name + ": bad perm");
-      for (int64_t p : op.perm) {
-        if (p < 0 || p >= static_cast<int64_t>(x.size()))
-          return fail(err, "op " + op.name + ": bad perm");
-        y.push_back(x[static_cast<size_t>(p)]);
-      }
-    } else if (t == "Squeeze" || t == "Unsqueeze") {
-      if (op.inputs.size() > 1 && !op.inputs[1].empty()) {
-        const Tensor* c = m->constant(op.inputs[1]);
-        if (!c) return fail(err, "op " + op.name + ": " + t + " needs constant axes");
-        op.axes.assign(c->data.begin(), c->data.end());
-      }
-      const size_t rank = t == "Squeeze" ? x.size() : x.size() + op.axes.size();
-      for (int64_t& a : op.axes)
-        if (!resolve_axis(&a, 0, rank)) return fail(err, "op " + op.name + ": bad axes");
-      std::sort(op.axes.begin(), op.axes.end());
-      if (t == "Unsqueeze") {
-        y = x;
-        for (int64_t a : op.axes) y.insert(y.begin() + a, 1);
-      } else {
-        for (size_t k = 0; k < x.size(); ++k) {
-          const bool drop = op.axes.empty() ? x[k] == 1
-                                            : std::binary_search(op.axes.begin(), op.axes.end(),
-                                                                 static_cast<int64_t>(k));
-          if (!drop) y.push_back(x[k]);
-        }
-      }
+      have_y = false;
     } else if (t == "ReduceMean") {
       if (op.axes.empty())
         for (size_t k = 0; k < x.size(); ++k) op.axes.push_back(static_cast<int64_t>(k));
       for (int64_t& a : op.axes)
         if (!resolve_axis(&a, 0, x.size())) return fail(err, "op " + op.name + ": bad axes");
       std::sort(op.axes.begin(), op.axes.end());
-      for (size_t k = 0; k < x.size(); ++k) {
-        const bool reduced =
-            std::binary_search(op.axes.begin(), op.axes.end(), static_cast<int64_t>(k));
-        if (!reduced)
-          y.push_back(x[k]);
-        else if (op.keepdims)
-          y.push_back(1);
-      }
+      have_y = false;
     } else if (t == "Slice") {
       std::vector<std::vector<int64_t>> v(4);  // starts, ends, axes, steps
       for (size_t k = 1; k < op.inputs.size() && k < 5; ++k) {
@@ -578,7 +418,7 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
         return fail(err, "op " + op.name + ": Slice inputs differ in length");
       op.starts.assign(x.size(), 0);
       op.steps.assign(x.size(), 1);
-      y = x;
+      have_y = false;
       for (size_t k = 0; k < v[0].size(); ++k) {
         int64_t a = v[2][k];
         if (!resolve_axis(&a, 0, x.size()) || v[3][k] == 0)
@@ -594,13 +434,9 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
           b = std::clamp<int64_t>(b, 0, d - 1);
           e = std::clamp<int64_t>(e, -1, d - 1);
         }
-        const int64_t n = step > 0 ? (e - b + step - 1) / step : (b - e - step - 1) / -step;
         op.starts[static_cast<size_t>(a)] = b;
         op.steps[static_cast<size_t>(a)] = step;
-        y[static_cast<size_t>(a)] = std::max<int64_t>(n, 0);
       }
-    } else if (t == "Shape") {
-      y = {static_cast<int64_t>(x.size())};
     } else if (t == "MatMul" || t == "Gemm") {
       if (op.trans_a) return fail(err, "op " + op.name + ": transA is not supported");
       if (it_w != jw.end() && op.inputs.size() < 2) {
@@ -619,11 +455,7 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
         // Both operands at run time (attention): numpy matmul over the batch dims.
         if (x.size() < 2 || bd->size() < 2 || (*bd)[bd->size() - 2] != x.back())
           return fail(err, "op " + op.name + ": MatMul inner dims differ");
-        std::vector<int64_t> xb(x.begin(), x.end() - 2), bb(bd->begin(), bd->end() - 2);
-        if (!broadcast_dims(xb, bb, &y))
-          return fail(err, "op " + op.name + ": MatMul batch dims do not broadcast");
-        y.push_back(x[x.size() - 2]);
-        y.push_back(bd->back());
+        have_y = false;
       } else {
         if (!w || w->dims.size() != 2)
           return fail(err, "op " + op.name + ": needs constant 2-D weights");
@@ -653,22 +485,20 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
     } else {
       return fail(err, "op " + op.name + ": unsupported op type '" + t + "'");
     }
+    if (op.shaped) {  // graph/'s inference (ONNX) is the reference
+      if (have_y && y != op.shape)
+        return fail(err, "op " + op.name + ": graph/ and the engine disagree on its shape");
+      y = op.shape;
+    } else if (!have_y) {
+      return fail(err, "op " + op.name + " (" + t +
+                           "): its shape needs graph/'s shape inference (an ONNX model)");
+    }
     for (int64_t d : y)
       if (d <= 0) return fail(err, "op " + op.name + ": empty output");
-    if (foldable(op, *m)) {
-      Tensor c;
-      c.dims = y;
-      fold(op, *m, x, &c);
-      m->const_names.push_back(op.outputs[0]);
-      m->consts.push_back(std::move(c));
-      continue;  // a constant now, not an operator
-    }
     shape[op.outputs[0]] = y;
     m->tensor_names.push_back(op.outputs[0]);
     m->tensor_dims.push_back(y);
-    kept.push_back(std::move(op));
   }
-  m->ops = std::move(kept);
   return true;
 }
 
@@ -722,17 +552,30 @@ void apply_sizes(Model* m, const LoadOptions& o) {
   }
 }
 
+// Nodes, attributes and every shape come from graph/ (shapes_infer, with the inputs at the
+// batch and image size asked for); this adds the weights' data and turns what graph/ folded
+// (Shape -> Gather -> Div ... chains, Reshape targets) into constants.
 bool load_onnx(std::string_view bytes, const LoadOptions& o, Model* m, std::string* err) {
   pw::graph::Graph g;
   std::string e;
   if (pw::graph::model_parse(bytes.data(), bytes.size(), pw::graph::Format::kOnnx, &g, &e) !=
       pw::graph::Status::kOk)
     return fail(err, "onnx: " + e);
-  OnnxExtras x;
-  if (!onnx_extras(bytes, &x, m, err)) return false;
-  if (x.attrs.size() != g.nodes.size()) return fail(err, "onnx: node count mismatch");
+  OnnxData x;
+  if (!onnx_data(bytes, &x, err)) return false;
+  m->name = g.name;
+  pw::graph::InputShapes given;
+  for (const std::string& name : g.inputs) {
+    auto it = g.tensors.find(name);
+    std::vector<int64_t> dims = it != g.tensors.end() ? it->second.dims : std::vector<int64_t>{};
+    for (int64_t& d : dims) d = d < 0 ? 1 : d;  // a symbolic dim (batch) becomes 1
+    m->inputs.push_back({name, dims, 0});
+  }
+  apply_sizes(m, o);
+  for (const Input& in : m->inputs) given[in.name] = in.dims;
+  if (pw::graph::shapes_infer(&g, given, nullptr, &e) != pw::graph::Status::kOk)
+    return fail(err, "onnx shapes: " + e);
   for (auto& [name, t] : x.inits) {
-    if (name[0] == '\x01') continue;
     m->const_names.push_back(name);
     if (t.data.empty()) fill(&t, name, o.seed);
     m->consts.push_back(std::move(t));
@@ -740,8 +583,8 @@ bool load_onnx(std::string_view bytes, const LoadOptions& o, Model* m, std::stri
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     pw::graph::Node& n = g.nodes[i];
     if (n.op == "Constant") {  // a constant tensor, not an operator
-      auto it = x.inits.find("\x01" + std::to_string(i));
-      if (it == x.inits.end() || n.outputs.empty())
+      auto it = x.constants.find(i);
+      if (it == x.constants.end() || n.outputs.empty())
         return fail(err, "onnx: unsupported Constant " + n.name);
       if (it->second.data.empty()) fill(&it->second, n.outputs[0], o.seed);
       m->const_names.push_back(n.outputs[0]);
@@ -757,16 +600,32 @@ bool load_onnx(std::string_view bytes, const LoadOptions& o, Model* m, std::stri
         continue;
       }
     }
-    Op op = std::move(x.attrs[i]);
+    if (n.outputs.size() == 1 && !n.out.empty() && n.out[0].has_values && n.out[0].known()) {
+      Tensor t;  // integer values graph/ folded: a constant too
+      t.dims = n.out[0].dims;
+      t.integer = true;
+      for (int64_t v : n.out[0].values) t.data.push_back(int_as_float(v));
+      if (numel(t.dims) == static_cast<int64_t>(t.data.size())) {
+        m->const_names.push_back(n.outputs[0]);
+        m->consts.push_back(std::move(t));
+        continue;
+      }
+    }
+    Op op;
+    op_attrs(n, &op);
     op.name = n.name.empty() ? n.op + "_" + std::to_string(i) : n.name;
     op.type = n.op;
     op.inputs = n.inputs;
     op.outputs = n.outputs;
-    if (op.type == "Dropout" && op.outputs.size() > 1) op.outputs.resize(1);  // mask unused
+    if ((op.type == "Dropout" || op.type == "BatchNormalization") && op.outputs.size() > 1)
+      op.outputs.resize(1);  // mask / training statistics unused
+    if (!n.out.empty() && n.out[0].known()) {
+      op.shape = n.out[0].dims;
+      op.shaped = true;
+    }
     m->ops.push_back(std::move(op));
   }
-  for (auto& [name, dims] : x.inputs) m->inputs.push_back({name, dims, 0});
-  m->outputs = x.outputs;
+  m->outputs = g.outputs;
   return true;
 }
 
@@ -884,8 +743,7 @@ bool model_load_bytes(const void* data, size_t size, const LoadOptions& o, Model
       m->tensor_names.push_back(in.name);
       m->tensor_dims.push_back(in.dims);
     }
-    // Ordered twice: infer folds shape arithmetic into constants, which drops ops.
-    if (!order(m, err) || !infer(m, jw, o.seed, err) || !order(m, err)) return false;
+    if (!order(m, err) || !infer(m, jw, o.seed, err)) return false;
     if (m->outputs.empty()) {  // JSON default: what no op reads
       for (const Op& op : m->ops) {
         bool read = false;

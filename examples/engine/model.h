@@ -1,6 +1,7 @@
 // examples/engine/model: the engine's graph (operators, constants, shapes), read
-// from ONNX or the project's JSON through graph/, with stripped weights filled
-// from a seed. Pure: no oneDNN, no threads; the reference tests use it too.
+// from ONNX (nodes, attributes and shapes from graph/'s shapes_infer) or the project's
+// JSON through graph/, with stripped weights filled from a seed. Pure: no oneDNN, no threads; the
+// reference tests use it too.
 #pragma once
 
 #include <cmath>
@@ -33,6 +34,9 @@ struct Op {
   std::vector<int64_t> starts, steps;   // Slice, resolved per dimension of the input
   std::string mode;                     // Pad's mode attribute
   std::vector<int> preds;               // ops producing this op's inputs
+  // The output's dims as graph/ infers them (ONNX); JSON graphs use the engine's rules.
+  std::vector<int64_t> shape;
+  bool shaped = false;
 };
 
 struct Input {
