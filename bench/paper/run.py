@@ -109,7 +109,9 @@ def main():
     rows = []
     load_before = os.getloadavg()
     t_start = time.time()
+    loads = []  # 1-min load average as each graph starts: how busy the machine was throughout
     for name, (model, args) in cases.items():
+        loads.append(os.getloadavg()[0])
         w = json.loads(subprocess.run([str(pw), "width", str(model), "--json"], capture_output=True,
                                       text=True, check=True, env=env).stdout)
         cmd = [str(pw), "sweep", "--repeat", str(a.repeat), "--json", "--metric", METRIC,
@@ -142,8 +144,9 @@ def main():
     lines.append("## Machine\n\n" + machine + "\n")
     lines.append("Load average (1 min) before / after the run: %.2f / %.2f. On a 2-core machine "
                  "anything else running (here: other sessions' test suites) lands on the cores the "
-                 "configurations compete for; read single rows with that in mind.\n"
-                 % (load_before[0], load_after[0]))
+                 "configurations compete for; read single rows with that in mind. As each graph "
+                 "started: min %.2f, median %.2f, max %.2f.\n"
+                 % (load_before[0], load_after[0], min(loads), statistics.median(loads), max(loads)))
     lines.append("Budget seen by parwidth: %d physical core(s) on %d socket(s). Engine: oneDNN 2.6.3 "
                  "(Debian libdnnl, OpenMP runtime), examples/engine.\n" % (cores, sockets))
     lines.append("## Method\n")
