@@ -54,11 +54,30 @@ const std::set<std::string>& views() {
 
 // Ops that copy data but compute nothing: 0 FLOPs, bytes read + written.
 const std::set<std::string>& copies() {
-  static const std::set<std::string> s = {
-      "Concat",          "ConcatV2", "Split",     "Slice",           "Pad",     "PadV2",
-      "MirrorPad",       "Expand",   "Tile",      "Transpose",       "Cast",    "CastLike",
-      "ConstantOfShape", "Range",    "ScatterND", "ScatterElements", "Scatter", "OneHot",
-      "NonZero",         "Pack",     "Fill",      "ZerosLike",       "OnesLike"};
+  static const std::set<std::string> s = {"Concat",
+                                          "ConcatV2",
+                                          "Split",
+                                          "Slice",
+                                          "Pad",
+                                          "PadV2",
+                                          "MirrorPad",
+                                          "Expand",
+                                          "Tile",
+                                          "Transpose",
+                                          "Cast",
+                                          "CastLike",
+                                          "ConstantOfShape",
+                                          "Range",
+                                          "ScatterND",
+                                          "StridedSlice",
+                                          "ScatterElements",
+                                          "Scatter",
+                                          "OneHot",
+                                          "NonZero",
+                                          "Pack",
+                                          "Fill",
+                                          "ZerosLike",
+                                          "OnesLike"};
   return s;
 }
 

@@ -42,7 +42,8 @@ bool tf_quiet(const std::string& op) {
                                           "AssignSub",
                                           "AssignAddVariableOp",
                                           "AssignSubVariableOp",
-                                          "DestroyResourceOp"};
+                                          "DestroyResourceOp",
+                                          "DisableCopyOnRead"};
   return s.count(op) > 0;
 }
 
@@ -60,7 +61,7 @@ struct Run {
 // A graph input's shape: given by the user, else the file's with unknown dims taken as 1.
 void input_resolve(const std::string& name, TI* t, Run* run, bool top) {
   auto it = run->given.find(name);
-  if (it == run->given.end() && name.size() > 2 && name.compare(name.size() - 2, 2, ":0") != 0)
+  if (it == run->given.end() && (name.size() < 2 || name.compare(name.size() - 2, 2, ":0") != 0))
     it = run->given.find(name + ":0");
   if (it != run->given.end()) {
     run->used_given.insert(it->first);
@@ -78,7 +79,7 @@ void input_resolve(const std::string& name, TI* t, Run* run, bool top) {
   }
   std::string which;
   for (size_t i = 0; i < t->dims.size(); ++i) {
-    if (t->dims[i] >= 0) continue;
+    if (shape::dim_ok(t->dims[i])) continue;
     t->dims[i] = 1;
     which += (which.empty() ? "" : ",") + std::to_string(i);
   }
@@ -235,9 +236,13 @@ Status shapes_infer(Graph* g, const InputShapes& given, std::vector<std::string>
                (count == 1 ? " node" : " nodes") +
                "): its outputs and what depends on them are unknown; it costs the default "
                "(FLOPs unknown: 0 in work and span)");
+    std::string names;
+    for (const std::string& in : g->inputs)
+      if (names.size() < 400) names += (names.empty() ? "" : ", ") + in;
     for (const auto& [name, dims] : given)
       if (!run.used_given.count(name))
-        run.warn("shapes: --input-shape names '" + name + "', which is no input of the model");
+        run.warn("shapes: --input-shape names '" + name + "', which is no input of the model (" +
+                 (names.empty() ? std::string("it has none") : "inputs: " + names) + ")");
     return Status::kOk;
   } catch (const std::bad_alloc&) {
     if (err) *err = "out of memory inferring shapes";

@@ -336,6 +336,60 @@ bool infer_tf(const Args& a, std::vector<TI>* out) {
     }
     return true;
   }
+  if (op == "StridedSlice") {
+    // begin, end, strides (1-D constants) with the masks; ellipsis and new axes: unknown.
+    std::vector<int64_t> bg, en, st;
+    if (x.rank < 0 || !values_of(a[1], &bg) || !values_of(a[2], &en) || !values_of(a[3], &st) ||
+        bg.size() != en.size() || bg.size() != st.size() || bg.size() > size_t(x.rank) ||
+        n.attr_int("ellipsis_mask", 0) || n.attr_int("new_axis_mask", 0))
+      return y = unknown(x.dtype), true;
+    const int64_t bm = n.attr_int("begin_mask", 0), em = n.attr_int("end_mask", 0);
+    const int64_t sm = n.attr_int("shrink_axis_mask", 0);
+    Dims d;
+    for (size_t i = 0; i < size_t(x.rank); ++i) {
+      const int64_t dim = x.dims[i];
+      if (i >= bg.size()) {
+        d.push_back(dim);
+        continue;
+      }
+      if (i < 63 && ((sm >> i) & 1)) continue;  // a single index: the dim goes
+      const int64_t s = st[i];
+      if (dim < 0 || s == 0 || s < -kMaxDim || s > kMaxDim) {
+        d.push_back(-1);
+        continue;
+      }
+      auto clamp = [&](int64_t v, bool masked, bool is_begin) {
+        if (masked) return s > 0 ? (is_begin ? int64_t{0} : dim) : (is_begin ? dim - 1 : -1);
+        if (v < 0) v = v < -dim ? (s > 0 ? 0 : -1) : v + dim;
+        return s > 0 ? std::min(std::max<int64_t>(v, 0), dim)
+                     : std::min(std::max<int64_t>(v, -1), dim - 1);
+      };
+      const bool mb = i < 63 && ((bm >> i) & 1), me = i < 63 && ((em >> i) & 1);
+      const int64_t b = clamp(bg[i], mb, true), e = clamp(en[i], me, false);
+      int64_t cnt = 0;
+      if (s > 0 && e > b) cnt = (e - b + s - 1) / s;
+      if (s < 0 && b > e) cnt = (b - e - s - 1) / -s;
+      d.push_back(cnt);
+    }
+    return y = of_dims(d, x.dtype), true;
+  }
+  if (op == "UnsortedSegmentSum" || op == "UnsortedSegmentMax" || op == "UnsortedSegmentMean") {
+    std::vector<int64_t> ns;
+    const TI& ids = a[1];
+    if (x.rank < 0 || ids.rank < 0 || ids.rank > x.rank) return y = unknown(x.dtype), true;
+    Dims d = {values_of(a[2], &ns) && ns.size() == 1 ? ns[0] : -1};
+    d.insert(d.end(), x.dims.begin() + ids.rank, x.dims.end());
+    return y = of_dims(d, x.dtype), true;
+  }
+  if (op == "SelectV2") {
+    y = broadcast(broadcast(x, a[1]), a[2]);
+    y.dtype = a[1].dtype;
+    return true;
+  }
+  if (op == "Select") {
+    y = a[1].rank < 0 ? unknown(a[1].dtype) : of_dims(a[1].dims, a[1].dtype);
+    return true;
+  }
   if (op == "Fill") {
     std::vector<int64_t> d;
     return y = values_of(x, &d) ? of_dims(d, a[1].dtype) : unknown(a[1].dtype), true;

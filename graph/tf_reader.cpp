@@ -154,10 +154,12 @@ bool tf_tensor(std::string_view bytes, int depth, TensorInfo* t, Ctx* c) {
   } else if (ints.size() == size_t(n)) {
     t->values = std::move(ints);
     t->has_values = true;
-  } else if (ints.size() == 1 && n > 0) {  // TF's splat form: one value fills the tensor
-    t->values.assign(size_t(n), ints[0]);
+  } else if (!ints.empty() && ints.size() < size_t(n)) {  // TF repeats the last value
+    t->values = ints;
+    t->values.resize(size_t(n), ints.back());
     t->has_values = true;
-  } else if (ints.empty() && n == 0) {
+  } else if (ints.empty()) {  // no values at all: zeros, as TF reads it
+    t->values.assign(size_t(n), 0);
     t->has_values = true;
   }
   return true;

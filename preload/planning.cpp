@@ -24,11 +24,18 @@ bool env_int(const opt::EnvLookup& env, const char* name, int* out) {
 
 }  // namespace
 
-bool graph_summary(const std::string& path, GraphSummary* out, std::string* err) {
+bool graph_summary(const std::string& path, GraphSummary* out, std::string* err,
+                   const std::string& input_shapes, std::vector<std::string>* shape_warnings) {
   graph::Graph g;
   graph::Stats st;
-  graph::Status s = graph::model_load(path, &g, err);
+  graph::InputShapes shapes;
+  std::vector<std::string> warnings;
+  graph::Status s = graph::input_shapes_parse(input_shapes, &shapes, err);
+  if (s == graph::Status::kOk) s = graph::model_load(path, &g, err);
+  if (s == graph::Status::kOk) s = graph::shapes_infer(&g, shapes, &warnings, err);
   if (s == graph::Status::kOk) s = graph::stats_compute(g, &st, err);
+  if (shape_warnings)
+    shape_warnings->insert(shape_warnings->end(), warnings.begin(), warnings.end());
   if (s != graph::Status::kOk) {
     if (err->empty()) *err = graph::status_name(s);
     return false;
@@ -40,6 +47,10 @@ bool graph_summary(const std::string& path, GraphSummary* out, std::string* err)
   out->avg_width = static_cast<long>(st.avg_width);
   out->max_level_width = static_cast<long>(st.max_level_width);
   out->weighted_parallelism = st.weighted_parallelism;
+  out->costs = st.costs;
+  out->work_flops = st.work_flops;
+  out->span_flops = st.span_flops;
+  out->work_over_span = st.work_over_span;
   return true;
 }
 
@@ -207,7 +218,8 @@ bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::
   gov::WidthView width;
   if (!o.model.empty()) {
     // A model that cannot be read costs one warning and a plan without a graph.
-    if (graph_summary(o.model, &out->graph, &why)) {
+    // Shape warnings are not repeated in the host's stderr: `parwidth width` shows them.
+    if (graph_summary(o.model, &out->graph, &why, o.input_shapes)) {
       width.known = true;
       width.avg_width = out->graph.avg_width;
       width.max_level_width = out->graph.max_level_width;

@@ -26,6 +26,33 @@ def test_width_json_has_the_documented_keys():
     assert sum(d["heavy_by_type"].values()) == d["heavy"]
 
 
+def test_width_reports_flops_work_and_span_from_inferred_shapes():
+    p = cli("width", MODELS / "googlenet.onnx", "--json")
+    assert p.returncode == 0, p.stderr
+    one = json.loads(p.stdout)
+    assert one["costs"] == "flops"
+    assert 0 < one["span_flops"] < one["work_flops"]
+    assert one["work_over_span"] == pytest.approx(one["work_flops"] / one["span_flops"], 1e-3)
+    # A batch of 4 given on the command line: four times the work.
+    p = cli("width", MODELS / "googlenet.onnx", "--json", "--input-shape", "input=4x3x224x224")
+    assert p.returncode == 0, p.stderr
+    four = json.loads(p.stdout)
+    assert four["work_flops"] == pytest.approx(4 * one["work_flops"], 1e-3)
+    # A name the model lacks: one warning that lists the real inputs; the output is unchanged.
+    p = cli("width", MODELS / "googlenet.onnx", "--json", "--input-shape", "x=4x3x224x224")
+    assert p.returncode == 0
+    assert json.loads(p.stdout)["work_flops"] == one["work_flops"]
+    assert p.stderr.count("parwidth: warning: ") == 1 and "inputs: input" in p.stderr
+    p = cli("width", MODELS / "googlenet.onnx", "--input-shape", "input=4xbig")
+    assert p.returncode == 2 and p.stderr.startswith("parwidth: error: ")
+
+
+def test_width_table_shows_work_and_span():
+    p = cli("width", MODELS / "tf_inception_block.pb")
+    assert p.returncode == 0, p.stderr
+    assert "work " in p.stdout and "span " in p.stdout and "work / span" in p.stdout
+
+
 @pytest.mark.parametrize("bad", ["/nonexistent.onnx", "/dev/null", "/tmp"])
 def test_width_unreadable_input_is_one_line_and_exit_2(bad):
     p = cli("width", bad)
@@ -40,6 +67,7 @@ def test_plan_for_a_described_machine():
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["graph"]["avg_width"] == 2
+    assert d["graph"]["costs"] == "flops" and d["graph"]["work_flops"] > 0
     assert d["plan"]["pools"] == 2 and d["plan"]["threads"] == 24
     # One pool per socket: the primary PUs (even ids) of 24 cores each.
     assert d["plan"]["core_sets"] == [list(range(0, 48, 2)), list(range(48, 96, 2))]
