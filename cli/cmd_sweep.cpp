@@ -1,6 +1,7 @@
-// cli/cmd_sweep: `parwidth sweep -- cmd`: runs cmd under every (pools, intra) of a grid,
-// under parwidth's own plan, under Intel's recommended settings and ungoverned, and says
-// how far the plan and the default are from the best configuration found.
+// cli/cmd_sweep: `parwidth sweep -- cmd`: runs cmd under every (pools, intra) of a grid
+// (oversubscribed ones included, up to pools x intra = 2 x cores), under parwidth's own plan,
+// under Intel's recommended settings, under TensorFlow's default (inter = intra = logical
+// CPUs) and ungoverned, and says how far each is from the best configuration found.
 //
 // Every governed run goes through the preload with PARWIDTH_POOLS / PARWIDTH_INTRA, so a
 // framework hook (hooks/engine.cpp, hooks/tf.cpp) writes them into the framework's own
@@ -8,6 +9,7 @@
 // a slow phase of the machine spreads over all configurations instead of one.
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -41,15 +43,18 @@ void usage(FILE* f) {
       "\n"
       "Runs CMD under every configuration of a grid of inter-op pools x intra-op threads\n"
       "(through the preload, PARWIDTH_POOLS / PARWIDTH_INTRA), under parwidth's own plan,\n"
-      "under Intel's recommended settings (pools = sockets, intra = physical cores) and\n"
-      "ungoverned (the program's defaults), R times each, interleaved. Governed runs get\n"
+      "under Intel's recommended settings (pools = sockets, intra = physical cores), under\n"
+      "TensorFlow's default (pools = intra = logical CPUs) and ungoverned (the program's\n"
+      "defaults), R times each, interleaved. Governed runs get\n"
       "PARWIDTH_NODE=off unless it is set: a configuration is measured as given, not\n"
       "shared with other governed processes on the node.\n"
       "\n"
-      "  --pools LIST     pools to try, e.g. 1,2,4 or 1-4 (default 1..cores)\n"
-      "  --intra LIST     threads per pool to try (default 1..cores)\n"
-      "                   Without both lists, only pairs with pools*intra <= cores are kept\n"
-      "                   (cores: the physical cores of this process's budget).\n"
+      "  --pools LIST     pools to try, e.g. 1,2,4 or 1-4 (default 1..cores; the governor\n"
+      "                   gives each pool one core at least, so more pools are clamped)\n"
+      "  --intra LIST     threads per pool to try (default 1..2 x cores)\n"
+      "                   Without both lists, only pairs with pools*intra <= 2 x cores are\n"
+      "                   kept (cores: the physical cores of this process's budget); pairs\n"
+      "                   over cores are marked oversubscribed.\n"
       "  --repeat R       runs per configuration (default 3)\n"
       "  --out DIR        where sweep.csv, heatmap.svg, runs.log go (default parwidth-sweep)\n"
       "  --metric REGEX   time each run by the number CMD prints that REGEX's first group\n"
@@ -64,7 +69,7 @@ void usage(FILE* f) {
 }
 
 struct Config {
-  std::string name;          // "grid", "plan", "intel", "default"
+  std::string name;          // "grid", "plan", "intel", "tf", "default"
   int pools = 0, intra = 0;  // 0 for plan/default until known
   std::vector<double> runs;
 };
@@ -156,6 +161,13 @@ bool run_once(char** cmd, const Config& c, const std::string& lib, const std::st
   return false;
 }
 
+int logical_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
 std::string label(const Config& c) {
   if (c.name == "grid")
     return "pools=" + std::to_string(c.pools) + " intra=" + std::to_string(c.intra);
@@ -189,7 +201,7 @@ std::string colour(double v, double best, double worst) {
 
 std::string heatmap(const std::vector<Config>& grid, const std::vector<int>& pools,
                     const std::vector<int>& intra, const Config& plan, const Config& best,
-                    const std::string& unit, const std::string& title) {
+                    int cores, const std::string& unit, const std::string& title) {
   const int cw = 90, ch = 44, left = 90, top = 60;
   const int w = left + cw * static_cast<int>(intra.size()) + 20;
   const int h = top + ch * static_cast<int>(pools.size()) + 70;
@@ -226,9 +238,13 @@ std::string heatmap(const std::vector<Config>& grid, const std::vector<int>& poo
       std::string mark;
       if (c->pools == best.pools && c->intra == best.intra) mark += " best";
       if (c->pools == plan.pools && c->intra == plan.intra) mark += " plan";
+      const bool over = c->pools * c->intra > cores;
       s << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << cw << "\" height=\"" << ch
         << "\" fill=\"" << colour(m, lo, hi) << "\" stroke=\"" << (mark.empty() ? "white" : "black")
-        << "\" stroke-width=\"" << (mark.empty() ? 1 : 3) << "\"/>\n";
+        << "\" stroke-width=\"" << (mark.empty() ? 1 : 3) << "\""
+        << (over ? " stroke-dasharray=\"4 3\"" : "") << "/>\n";
+      if (over)
+        s << "<text x=\"" << x + 4 << "\" y=\"" << y + 11 << "\" font-size=\"9\">over</text>\n";
       s << "<text x=\"" << x + cw / 2 << "\" y=\"" << y + ch / 2 << "\" text-anchor=\"middle\">"
         << v << "</text>\n";
       if (!mark.empty())
@@ -238,6 +254,8 @@ std::string heatmap(const std::vector<Config>& grid, const std::vector<int>& poo
   }
   s << "<text x=\"10\" y=\"" << h - 30 << "\">plan = parwidth's plan (pools=" << plan.pools
     << ", intra=" << plan.intra << "); best = lowest median of the grid</text>\n";
+  s << "<text x=\"10\" y=\"" << h - 12 << "\">over = oversubscribed: pools x intra above the "
+    << cores << " core(s) of the budget</text>\n";
   s << "</svg>\n";
   return s.str();
 }
@@ -343,14 +361,18 @@ int pw_cmd_sweep(int argc, char** argv) {
   const int cores = std::max(1, planned.budget.cores);
   const int sockets = std::max<int>(1, static_cast<int>(planned.budget.sockets.size()));
   const bool filter = pools.empty() || intra.empty();
-  for (std::vector<int>* l : {&pools, &intra})
-    if (l->empty())
-      for (int k = 1; k <= cores; ++k) l->push_back(k);
+  // Oversubscribed pairs too: TensorFlow's own default (inter = intra = CPUs) is one, and
+  // it wins on some graphs (docs/paper-results.md).
+  const int most = 2 * cores;
+  if (pools.empty())
+    for (int k = 1; k <= cores; ++k) pools.push_back(k);
+  if (intra.empty())
+    for (int k = 1; k <= most; ++k) intra.push_back(k);
 
   std::vector<Config> configs;
   for (int p : pools)
     for (int t : intra)
-      if (!filter || p * t <= cores) configs.push_back({"grid", p, t, {}});
+      if (!filter || p * t <= most) configs.push_back({"grid", p, t, {}});
   if (configs.empty()) {
     fprintf(stderr, "parwidth sweep: error: no configuration fits %d cores\n", cores);
     return 2;
@@ -358,6 +380,7 @@ int pw_cmd_sweep(int argc, char** argv) {
   const size_t n_grid = configs.size();
   configs.push_back({"plan", 0, 0, {}});
   configs.push_back({"intel", sockets, cores, {}});
+  configs.push_back({"tf", logical_cpus(), logical_cpus(), {}});
   configs.push_back({"default", 0, 0, {}});
 
   if (mkdir(out_dir.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -432,9 +455,15 @@ int pw_cmd_sweep(int argc, char** argv) {
   const Config* best = &configs[0];
   for (size_t i = 0; i < n_grid; ++i)
     if (summarize(configs[i].runs).median < summarize(best->runs).median) best = &configs[i];
+  const Config* best_in = nullptr;  // the best that does not oversubscribe the cores
+  for (size_t i = 0; i < n_grid; ++i)
+    if (configs[i].pools * configs[i].intra <= cores &&
+        (!best_in || summarize(configs[i].runs).median < summarize(best_in->runs).median))
+      best_in = &configs[i];
   const Config& plan = configs[n_grid];
   const Config& intel = configs[n_grid + 1];
-  const Config& def = configs[n_grid + 2];
+  const Config& tf = configs[n_grid + 2];
+  const Config& def = configs[n_grid + 3];
   const double best_m = summarize(best->runs).median;
   auto ratio = [&](const Config& c) {
     return best_m > 0 ? summarize(c.runs).median / best_m : 0.0;
@@ -444,11 +473,12 @@ int pw_cmd_sweep(int argc, char** argv) {
   const std::string csv_path = out_dir + "/sweep.csv";
   {
     std::ofstream csv(csv_path);
-    csv << "configuration,pools,intra,min,median,max,runs\n";
+    csv << "configuration,pools,intra,oversubscribed,min,median,max,runs\n";
     for (const Config& c : configs) {
       const Summary s = summarize(c.runs);
-      csv << c.name << "," << c.pools << "," << c.intra << "," << s.min << "," << s.median << ","
-          << s.max << ",";
+      csv << c.name << "," << c.pools << "," << c.intra << ","
+          << (c.pools * c.intra > cores ? 1 : 0) << "," << s.min << "," << s.median << "," << s.max
+          << ",";
       for (size_t k = 0; k < c.runs.size(); ++k) csv << (k ? ";" : "") << c.runs[k];
       csv << "\n";
     }
@@ -463,7 +493,7 @@ int pw_cmd_sweep(int argc, char** argv) {
       esc += ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : std::string(1, ch);
     svg << heatmap(
         std::vector<Config>(configs.begin(), configs.begin() + static_cast<long>(n_grid)), pools,
-        intra, plan, *best, metric.empty() ? "seconds (wall)" : "of --metric", esc);
+        intra, plan, *best, cores, metric.empty() ? "seconds (wall)" : "of --metric", esc);
   }
 
   if (json) {
@@ -474,6 +504,7 @@ int pw_cmd_sweep(int argc, char** argv) {
       w.key("configuration").value(c.name);
       w.key("pools").value(c.pools);
       w.key("intra").value(c.intra);
+      w.key("oversubscribed").value(c.pools * c.intra > cores);
       w.key("min").value(s.min);
       w.key("median").value(s.median);
       w.key("max").value(s.max);
@@ -495,9 +526,16 @@ int pw_cmd_sweep(int argc, char** argv) {
     conf(def);
     w.key("intel");
     conf(intel);
+    w.key("tf");
+    conf(tf);
+    if (best_in) {
+      w.key("best_within_cores");
+      conf(*best_in);
+    }
     w.key("plan_over_best").value(ratio(plan));
     w.key("default_over_best").value(ratio(def));
     w.key("intel_over_best").value(ratio(intel));
+    w.key("tf_over_best").value(ratio(tf));
     w.key("grid").begin_array();
     for (size_t i = 0; i < n_grid; ++i) conf(configs[i]);
     w.end_array();
@@ -516,6 +554,11 @@ int pw_cmd_sweep(int argc, char** argv) {
   printf("plan median / best median: %.3f (%s)\n", ratio(plan), label(plan).c_str());
   printf("default median / best median: %.3f (ungoverned)\n", ratio(def));
   printf("intel median / best median: %.3f (%s)\n", ratio(intel), label(intel).c_str());
+  printf("tf median / best median: %.3f (%s, TensorFlow's default)\n", ratio(tf),
+         label(tf).c_str());
+  if (best_in && best_in != best)
+    printf("best without oversubscription: %s, median %.4g\n", label(*best_in).c_str(),
+           summarize(best_in->runs).median);
   printf("wrote %s, %s, %s\n", csv_path.c_str(), svg_path.c_str(), log_path.c_str());
   return 0;
 }

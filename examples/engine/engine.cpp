@@ -6,10 +6,13 @@
 #include <omp.h>
 #include <sched.h>
 
+#include <cfloat>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "dnnl.hpp"
+#include "examples/engine/kernels.h"
 #include "examples/engine/model.h"
 #include "examples/engine/pwengine.h"
 
@@ -66,18 +70,31 @@ tag plain(size_t rank) {
   }
 }
 
-// One operator ready to run: a oneDNN primitive with its arguments, or a copy
-// (Flatten, Identity, Dropout) or a gather done with an OpenMP loop.
+memory::dims strides_of(const std::vector<int64_t>& d) {
+  memory::dims s(d.size(), 1);
+  for (size_t k = d.size(); k-- > 1;) s[k - 1] = s[k] * d[k];
+  return s;
+}
+
+// d with leading 1s up to rank r (numpy broadcasting aligns on the right).
+std::vector<int64_t> padded(const std::vector<int64_t>& d, size_t r) {
+  std::vector<int64_t> p(r - std::min(r, d.size()), 1);
+  p.insert(p.end(), d.begin(), d.end());
+  return p;
+}
+
+// One operator ready to run: a oneDNN primitive with its arguments, a copy (Flatten,
+// Reshape, Identity, ...), or a plain loop (examples/engine/kernels) in fn.
 struct Exec {
-  enum Kind { kPrimitive, kCopy, kGather, kPad } kind = kPrimitive;
+  enum Kind { kPrimitive, kCopy, kFn, kPad } kind = kPrimitive;
   dnnl::primitive prim;
   std::unordered_map<int, memory> args;
   memory scratch;
-  const float* src = nullptr;    // copy / gather
-  const float* table = nullptr;  // gather
+  std::function<void()> fn;
+  const float* src = nullptr;  // copy / pad
   float* dst = nullptr;
-  int64_t count = 0, rows = 0, row = 0;  // gather: indices, table rows, row length
-  std::vector<int64_t> in_dims, pads;    // pad (4-D)
+  int64_t count = 0;
+  std::vector<int64_t> in_dims, pads;  // pad (4-D)
   std::vector<int> succ;
 };
 
@@ -93,6 +110,8 @@ struct pwe_session {
   std::vector<memory> weights;  // reordered constants, kept alive
   std::vector<Exec> ops;
   std::vector<int> outputs;  // tensor indices
+  bool profiling = false;
+  std::vector<double> op_ms;  // the last run's time per op, when profiling
 
   // Scheduler state.
   std::mutex mu;
@@ -135,16 +154,7 @@ struct pwe_session {
                    src + ((n * d[1] + c) * d[2] + h) * d[3],
                    static_cast<size_t>(d[3]) * sizeof(float));
     } else {
-      const int64_t row = e.row, rows = e.rows;
-      const float* idx = e.src;
-      const float* table = e.table;
-      float* dst = e.dst;
-#pragma omp parallel for schedule(static)
-      for (int64_t k = 0; k < e.count; ++k) {
-        int64_t r = static_cast<int64_t>(idx[k]);
-        r = r < 0 ? 0 : r >= rows ? rows - 1 : r;
-        memcpy(dst + k * row, table + r * row, static_cast<size_t>(row) * sizeof(float));
-      }
+      e.fn();
     }
   }
 
@@ -162,7 +172,12 @@ struct pwe_session {
       lock.unlock();
       std::string failure;
       try {
+        const auto t0 = std::chrono::steady_clock::now();
         run_op(i, strm);
+        if (profiling)
+          op_ms[static_cast<size_t>(i)] =
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                  .count();
       } catch (const std::exception& ex) {
         failure = "op " + model.ops[static_cast<size_t>(i)].name + ": " + ex.what();
       }
@@ -226,6 +241,123 @@ struct pwe_session {
     }
   }
 
+  // The data of a tensor or a constant, by name.
+  const float* ptr(const std::string& n) const {
+    const int t = model.tensor(n);
+    return t >= 0 ? buf[static_cast<size_t>(t)].data() : model.constant(n)->data.data();
+  }
+  const std::vector<int64_t>& dims(const std::string& n) const {
+    const int t = model.tensor(n);
+    return t >= 0 ? model.tensor_dims[static_cast<size_t>(t)] : model.constant(n)->dims;
+  }
+  // A plain oneDNN view of a tensor's or constant's buffer with the given dims.
+  memory view(const std::string& n, const std::vector<int64_t>& d) {
+    const std::vector<int64_t> dd = d.empty() ? std::vector<int64_t>{1} : d;
+    return memory(memory::desc(to_dims(dd), dt::f32, plain(dd.size())), eng,
+                  const_cast<float*>(ptr(n)));
+  }
+
+  void eltwise(Exec* e, const dnnl::primitive_attr& attr, const pwe::Op& op, dnnl::algorithm alg,
+               float alpha, float beta) {
+    memory x = view(op.inputs[0], dims(op.inputs[0]));
+    memory y = view(op.outputs[0], dims(op.outputs[0]));
+    dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, alg, x.get_desc(), alpha,
+                                  beta);
+    dnnl::eltwise_forward::primitive_desc pd(d, attr, eng);
+    e->prim = dnnl::eltwise_forward(pd);
+    e->args = {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}};
+    finish(e, pd);
+  }
+
+  // Add/Sub/Mul/Div: oneDNN's binary where src0 has the output's shape (src1 may
+  // broadcast), a plain loop otherwise (and for Pow).
+  void binary(Exec* e, const dnnl::primitive_attr& attr, const pwe::Op& op) {
+    const std::string& t = op.type;
+    const std::vector<int64_t>& yd = dims(op.outputs[0]);
+    std::string a = op.inputs[0], b = op.inputs[1];
+    if (padded(dims(a), yd.size()) != yd && (t == "Add" || t == "Mul") &&
+        padded(dims(b), yd.size()) == yd)
+      std::swap(a, b);
+    if (t != "Pow" && padded(dims(a), yd.size()) == yd) {
+      const dnnl::algorithm alg = t == "Add"   ? dnnl::algorithm::binary_add
+                                  : t == "Sub" ? dnnl::algorithm::binary_sub
+                                  : t == "Mul" ? dnnl::algorithm::binary_mul
+                                               : dnnl::algorithm::binary_div;
+      memory ma = view(a, yd), mb = view(b, padded(dims(b), yd.size())),
+             my = view(op.outputs[0], yd);
+      try {
+        dnnl::binary::desc d(alg, ma.get_desc(), mb.get_desc(), my.get_desc());
+        dnnl::binary::primitive_desc pd(d, attr, eng);
+        e->prim = dnnl::binary(pd);
+        e->args = {{DNNL_ARG_SRC_0, ma}, {DNNL_ARG_SRC_1, mb}, {DNNL_ARG_DST, my}};
+        finish(e, pd);
+        return;
+      } catch (const dnnl::error&) {  // a broadcast this oneDNN lacks: the loop below
+      }
+    }
+    const pwe::Binary k = t == "Add"   ? pwe::Binary::kAdd
+                          : t == "Sub" ? pwe::Binary::kSub
+                          : t == "Mul" ? pwe::Binary::kMul
+                          : t == "Div" ? pwe::Binary::kDiv
+                                       : pwe::Binary::kPow;
+    e->kind = Exec::kFn;
+    e->fn = [k, pa = ptr(op.inputs[0]), da = dims(op.inputs[0]), pb = ptr(op.inputs[1]),
+             db = dims(op.inputs[1]), py = const_cast<float*>(ptr(op.outputs[0])),
+             yd] { pwe::binary_broadcast(k, pa, da, pb, db, py, yd, false); };
+  }
+
+  void matmul(Exec* e, const pwe::Op& op) {
+    const std::string& t = op.type;
+    const std::vector<int64_t>& xd = dims(op.inputs[0]);
+    const std::vector<int64_t>& yd = dims(op.outputs[0]);
+    const pwe::Tensor* w = model.constant(op.inputs[1]);
+    dnnl::primitive_attr mattr;
+    mattr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    if (!w || w->dims.size() != 2) {  // both operands at run time, batched
+      const size_t r = yd.size();
+      memory a = view(op.inputs[0], padded(xd, r)),
+             b = view(op.inputs[1], padded(dims(op.inputs[1]), r)), y = view(op.outputs[0], yd);
+      dnnl::matmul::desc d(a.get_desc(), b.get_desc(), y.get_desc());
+      dnnl::matmul::primitive_desc pd(d, mattr, eng);
+      e->prim = dnnl::matmul(pd);
+      e->args = {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, y}};
+      finish(e, pd);
+      return;
+    }
+    // Constant 2-D B: rows of x (every leading dim folded) times B.
+    const int64_t n = yd.back(), k = xd.back(), m = pwe::numel(xd) / k;
+    memory x = view(op.inputs[0], {m, k}), y = view(op.outputs[0], {m, n});
+    // B as [K, N]: a transposed view of a [N, K] constant is the "ba" layout.
+    memory::desc b_user({k, n}, dt::f32, op.trans_b ? tag::ba : tag::ab);
+    const bool has_bias = t == "Gemm" && op.inputs.size() > 2 && !op.inputs[2].empty();
+    memory::desc bmd = has_bias ? memory::desc({1, n}, dt::f32, tag::ab) : memory::desc();
+    const bool scaled = op.alpha != 1.f;
+    if (scaled) mattr.set_output_scales(0, {op.alpha});
+    dnnl::matmul::desc d(x.get_desc(), memory::desc({k, n}, dt::f32, tag::any), bmd, y.get_desc());
+    dnnl::matmul::primitive_desc pd(d, mattr, eng);
+    e->prim = dnnl::matmul(pd);
+    e->args = {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}};
+    memory bsrc(b_user, eng, const_cast<float*>(w->data.data()));
+    memory bdst(pd.weights_desc(), eng);
+    dnnl::stream s(eng);
+    dnnl::reorder(bsrc, bdst).execute(s, bsrc, bdst);
+    s.wait();
+    weights.push_back(bdst);
+    e->args[DNNL_ARG_WEIGHTS] = bdst;
+    if (has_bias) {
+      // beta scales the bias (ONNX Gemm: alpha*A*B + beta*C); alpha scales both in
+      // oneDNN's output scale, so the bias is pre-divided by alpha.
+      const pwe::Tensor* b = model.constant(op.inputs[2]);
+      memory bm(bmd, eng);
+      float* p = static_cast<float*>(bm.get_data_handle());
+      for (int64_t j = 0; j < n; ++j)
+        p[j] = b->data[static_cast<size_t>(j)] * op.beta / (scaled ? op.alpha : 1.f);
+      weights.push_back(bm);
+      e->args[DNNL_ARG_BIAS] = bm;
+    }
+    finish(e, pd);
+  }
+
   bool build(uint64_t seed, std::string* err) {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -241,12 +373,13 @@ struct pwe_session {
     for (size_t i = 0; i < in.size(); ++i)
       memcpy(buf[i].data(), in[i].data.data(), buf[i].size() * sizeof(float));
     ops.resize(model.ops.size());
+    op_ms.assign(model.ops.size(), 0.0);
     for (size_t i = 0; i < model.ops.size(); ++i) {
       const pwe::Op& op = model.ops[i];
       Exec& e = ops[i];
       for (int p : op.preds) ops[static_cast<size_t>(p)].succ.push_back(static_cast<int>(i));
       const int y = model.tensor(op.outputs[0]);
-      const int x = model.tensor(op.inputs[0]);  // -1 for a constant (Gather's table)
+      const int x = model.tensor(op.inputs[0]);  // -1 for a constant
       const std::string& t = op.type;
       auto pads_l = [&] { return memory::dims{op.pads[0], op.pads[1]}; };
       auto pads_r = [&] { return memory::dims{op.pads[2], op.pads[3]}; };
@@ -291,67 +424,95 @@ struct pwe_session {
         e.args = {{DNNL_ARG_SRC, mem[x]}, {DNNL_ARG_DST, mem[y]}};
         finish(&e, pd);
       } else if (t == "Relu") {
-        dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference,
-                                      dnnl::algorithm::eltwise_relu, md(x), 0.f, 0.f);
-        dnnl::eltwise_forward::primitive_desc pd(d, attr, eng);
-        e.prim = dnnl::eltwise_forward(pd);
-        e.args = {{DNNL_ARG_SRC, mem[x]}, {DNNL_ARG_DST, mem[y]}};
+        eltwise(&e, attr, op, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+      } else if (t == "Sigmoid") {
+        eltwise(&e, attr, op, dnnl::algorithm::eltwise_logistic, 0.f, 0.f);
+      } else if (t == "Tanh") {
+        eltwise(&e, attr, op, dnnl::algorithm::eltwise_tanh, 0.f, 0.f);
+      } else if (t == "Sqrt") {
+        eltwise(&e, attr, op, dnnl::algorithm::eltwise_sqrt, 0.f, 0.f);
+      } else if (t == "Clip") {
+        eltwise(&e, attr, op, dnnl::algorithm::eltwise_clip_v2, std::max(op.lo, -FLT_MAX),
+                std::min(op.hi, FLT_MAX));
+      } else if (t == "Pow" && model.constant(op.inputs[1]) &&
+                 model.constant(op.inputs[1])->data.size() == 1 &&
+                 dims(op.inputs[0]) == dims(op.outputs[0])) {
+        eltwise(&e, attr, op, dnnl::algorithm::eltwise_pow, 1.f,
+                model.constant(op.inputs[1])->data[0]);
+      } else if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div" || t == "Pow") {
+        binary(&e, attr, op);
+      } else if (t == "Erf") {
+        e.kind = Exec::kFn;
+        e.fn = [px = ptr(op.inputs[0]), n = pwe::numel(dims(op.inputs[0])),
+                py = buf[static_cast<size_t>(y)].data()] { pwe::erf(px, n, py); };
+      } else if (t == "BatchNormalization") {
+        memory xm = view(op.inputs[0], dims(op.inputs[0]));
+        dnnl::batch_normalization_forward::desc d(
+            dnnl::prop_kind::forward_inference, xm.get_desc(), op.epsilon,
+            dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+                dnnl::normalization_flags::use_shift);
+        dnnl::batch_normalization_forward::primitive_desc pd(d, attr, eng);
+        e.prim = dnnl::batch_normalization_forward(pd);
+        const int64_t c = dims(op.inputs[0])[1];
+        e.args = {{DNNL_ARG_SRC, xm},
+                  {DNNL_ARG_DST, view(op.outputs[0], dims(op.outputs[0]))},
+                  {DNNL_ARG_SCALE, view(op.inputs[1], {c})},
+                  {DNNL_ARG_SHIFT, view(op.inputs[2], {c})},
+                  {DNNL_ARG_MEAN, view(op.inputs[3], {c})},
+                  {DNNL_ARG_VARIANCE, view(op.inputs[4], {c})}};
         finish(&e, pd);
-      } else if (t == "Add") {
-        const int x1 = model.tensor(op.inputs[1]);
-        dnnl::binary::desc d(dnnl::algorithm::binary_add, md(x), md(x1), md(y));
-        dnnl::binary::primitive_desc pd(d, attr, eng);
-        e.prim = dnnl::binary(pd);
-        e.args = {{DNNL_ARG_SRC_0, mem[x]}, {DNNL_ARG_SRC_1, mem[x1]}, {DNNL_ARG_DST, mem[y]}};
+      } else if (t == "Softmax") {
+        memory xm = view(op.inputs[0], dims(op.inputs[0]));
+        dnnl::softmax_forward::desc d(dnnl::prop_kind::forward_inference, xm.get_desc(),
+                                      static_cast<int>(op.axis));
+        dnnl::softmax_forward::primitive_desc pd(d, attr, eng);
+        e.prim = dnnl::softmax_forward(pd);
+        e.args = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DST, view(op.outputs[0], dims(op.outputs[0]))}};
+        finish(&e, pd);
+      } else if (t == "ReduceMean") {
+        const std::vector<int64_t>& xd = dims(op.inputs[0]);
+        std::vector<int64_t> kept = xd;  // the output with reduced dims kept as 1
+        for (int64_t a : op.axes) kept[static_cast<size_t>(a)] = 1;
+        memory xm = view(op.inputs[0], xd), ym = view(op.outputs[0], kept);
+        dnnl::reduction::desc d(dnnl::algorithm::reduction_mean, xm.get_desc(), ym.get_desc(), 0.f,
+                                0.f);
+        dnnl::reduction::primitive_desc pd(d, attr, eng);
+        e.prim = dnnl::reduction(pd);
+        e.args = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DST, ym}};
+        finish(&e, pd);
+      } else if (t == "Transpose") {
+        // A reorder from x's buffer seen through permuted strides to y's plain layout.
+        const std::vector<int64_t>& xd = dims(op.inputs[0]);
+        const std::vector<int64_t>& yd = dims(op.outputs[0]);
+        const memory::dims xs = strides_of(xd);
+        memory::dims ps;
+        for (int64_t p : op.perm) ps.push_back(xs[static_cast<size_t>(p)]);
+        memory src(memory::desc(to_dims(yd), dt::f32, ps), eng,
+                   const_cast<float*>(ptr(op.inputs[0])));
+        memory dst = view(op.outputs[0], yd);
+        dnnl::reorder::primitive_desc pd(src, dst, attr);
+        e.prim = dnnl::reorder(pd);
+        e.args = {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}};
         finish(&e, pd);
       } else if (t == "Concat") {
         std::vector<memory::desc> srcs;
-        for (const std::string& n : op.inputs) srcs.push_back(md(model.tensor(n)));
+        std::vector<memory> ms;
+        for (const std::string& n : op.inputs) {
+          ms.push_back(view(n, dims(n)));
+          srcs.push_back(ms.back().get_desc());
+        }
         dnnl::concat::primitive_desc pd(md(y), static_cast<int>(op.axis), srcs, eng, attr);
         e.prim = dnnl::concat(pd);
         e.args = {{DNNL_ARG_DST, mem[y]}};
-        for (size_t k = 0; k < op.inputs.size(); ++k)
-          e.args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k)] = mem[model.tensor(op.inputs[k])];
+        for (size_t k = 0; k < ms.size(); ++k)
+          e.args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k)] = ms[k];
         finish(&e, pd);
       } else if (t == "MatMul" || t == "Gemm") {
-        const pwe::Tensor* w = model.constant(op.inputs[1]);
-        const auto& yd = model.tensor_dims[static_cast<size_t>(y)];
-        const int64_t n = yd[1];
-        const int64_t k = op.trans_b ? w->dims[1] : w->dims[0];
-        // B as [K, N]: a transposed view of a [N, K] constant is the "ba" layout.
-        memory::desc b_user({k, n}, dt::f32, op.trans_b ? tag::ba : tag::ab);
-        const bool has_bias = t == "Gemm" && op.inputs.size() > 2 && !op.inputs[2].empty();
-        memory::desc bmd = has_bias ? memory::desc({1, n}, dt::f32, tag::ab) : memory::desc();
-        dnnl::primitive_attr mattr;
-        mattr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-        const bool scaled = op.alpha != 1.f;
-        if (scaled) mattr.set_output_scales(0, {op.alpha});
-        dnnl::matmul::desc d(md(x), memory::desc({k, n}, dt::f32, tag::any), bmd, md(y));
-        dnnl::matmul::primitive_desc pd(d, mattr, eng);
-        e.prim = dnnl::matmul(pd);
-        e.args = {{DNNL_ARG_SRC, mem[x]}, {DNNL_ARG_DST, mem[y]}};
-        memory bsrc(b_user, eng, const_cast<float*>(w->data.data()));
-        memory bdst(pd.weights_desc(), eng);
-        dnnl::stream s(eng);
-        dnnl::reorder(bsrc, bdst).execute(s, bsrc, bdst);
-        s.wait();
-        weights.push_back(bdst);
-        e.args[DNNL_ARG_WEIGHTS] = bdst;
-        if (has_bias) {
-          // beta scales the bias (ONNX Gemm: alpha*A*B + beta*C); alpha scales both in
-          // oneDNN's output scale, so the bias is pre-divided by alpha.
-          const pwe::Tensor* b = model.constant(op.inputs[2]);
-          memory bm(bmd, eng);
-          float* p = static_cast<float*>(bm.get_data_handle());
-          for (int64_t j = 0; j < n; ++j)
-            p[j] = b->data[static_cast<size_t>(j)] * op.beta / (scaled ? op.alpha : 1.f);
-          weights.push_back(bm);
-          e.args[DNNL_ARG_BIAS] = bm;
-        }
-        finish(&e, pd);
-      } else if (t == "Flatten" || t == "Identity" || t == "Dropout") {
+        matmul(&e, op);
+      } else if (t == "Flatten" || t == "Identity" || t == "Dropout" || t == "Reshape" ||
+                 t == "Squeeze" || t == "Unsqueeze" || t == "Cast") {
         e.kind = Exec::kCopy;
-        e.src = buf[static_cast<size_t>(x)].data();
+        e.src = ptr(op.inputs[0]);
         e.dst = buf[static_cast<size_t>(y)].data();
         e.count = pwe::numel(model.tensor_dims[static_cast<size_t>(y)]);
       } else if (t == "Pad") {
@@ -362,15 +523,15 @@ struct pwe_session {
         e.in_dims = model.tensor_dims[static_cast<size_t>(x)];
         e.pads = op.pads;
       } else if (t == "Gather") {
-        const pwe::Tensor* table = model.constant(op.inputs[0]);
-        const int idx = model.tensor(op.inputs[1]);
-        e.kind = Exec::kGather;
-        e.table = table->data.data();
-        e.src = buf[static_cast<size_t>(idx)].data();
-        e.dst = buf[static_cast<size_t>(y)].data();
-        e.count = pwe::numel(model.tensor_dims[static_cast<size_t>(idx)]);
-        e.rows = table->dims[0];
-        e.row = pwe::numel(table->dims) / e.rows;
+        e.kind = Exec::kFn;
+        e.fn = [pd = ptr(op.inputs[0]), dd = dims(op.inputs[0]), axis = op.axis,
+                pi = ptr(op.inputs[1]), n = pwe::numel(dims(op.inputs[1])),
+                py = buf[static_cast<size_t>(y)].data()] { pwe::gather(pd, dd, axis, pi, n, py); };
+      } else if (t == "Slice") {
+        e.kind = Exec::kFn;
+        e.fn = [px = ptr(op.inputs[0]), xd = dims(op.inputs[0]), st = op.starts, sp = op.steps,
+                py = buf[static_cast<size_t>(y)].data(),
+                yd = dims(op.outputs[0])] { pwe::slice(px, xd, st, sp, py, yd); };
       } else {
         *err = "op " + op.name + ": unsupported op type '" + t + "'";
         return false;
@@ -513,6 +674,26 @@ int pwe_session_output(const pwe_session* s, int i, const float** data, size_t* 
   if (rank) *rank = static_cast<int>(d.size());
   if (dims)
     for (size_t k = 0; k < d.size() && k < 8; ++k) dims[k] = d[k];
+  return 0;
+}
+
+void pwe_session_set_profiling(pwe_session* s, int on) {
+  if (s) s->profiling = on != 0;
+}
+
+int pwe_session_num_ops(const pwe_session* s) {
+  return s ? static_cast<int>(s->model.ops.size()) : -1;
+}
+
+int pwe_session_op(const pwe_session* s, int i, const char** name, const char** type,
+                   const int** preds, int* npreds, double* ms) {
+  if (!s || i < 0 || i >= pwe_session_num_ops(s)) return -1;
+  const pwe::Op& op = s->model.ops[static_cast<size_t>(i)];
+  if (name) *name = op.name.c_str();
+  if (type) *type = op.type.c_str();
+  if (preds) *preds = op.preds.data();
+  if (npreds) *npreds = static_cast<int>(op.preds.size());
+  if (ms) *ms = s->op_ms[static_cast<size_t>(i)];
   return 0;
 }
 

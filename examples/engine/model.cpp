@@ -50,16 +50,24 @@ void fill(Tensor* t, const std::string& name, uint64_t seed) {
   for (size_t i = 1; i < t->dims.size(); ++i) fan_in *= t->dims[i];
   const float scale = t->dims.size() >= 2 ? std::sqrt(6.f / static_cast<float>(fan_in)) : 0.1f;
   for (auto& v : t->data) v = r.uniform() * scale;
+  t->seeded = true;
 }
 
-// ---------------------------------------------------------------- ONNX extras
+// ---------------------------------------------------------------- ONNX data
 
-struct OnnxExtras {
-  std::vector<Op> attrs;  // per node, in file order: only attribute fields filled
+// What graph/ does not carry: the float data of initializers and Constant nodes (graph/
+// keeps their dims and small integer values only).
+struct OnnxData {
   std::map<std::string, Tensor> inits;
-  std::vector<std::pair<std::string, std::vector<int64_t>>> inputs;
-  std::vector<std::string> outputs;
+  std::map<size_t, Tensor> constants;  // node index -> its "value" tensor
 };
+
+// Integers live in float tensors here; Slice's "to the end" (INT64_MAX) and the like are
+// clamped to 2^40, which a float holds exactly and no dimension reaches.
+float int_as_float(int64_t v) {
+  constexpr int64_t kBig = int64_t{1} << 40;
+  return static_cast<float>(std::clamp(v, -kBig, kBig));
+}
 
 bool read_tensor(std::string_view b, std::string* name, Tensor* t, std::string* err) {
   proto::Reader r(b, 3);
@@ -85,6 +93,8 @@ bool read_tensor(std::string_view b, std::string* name, Tensor* t, std::string* 
         memcpy(&v, &u, 4);
         floats.push_back(v);
       }
+    } else if (f.number == 7) {  // int64_data
+      proto::read_int64s(f, [&](int64_t v) { floats.push_back(int_as_float(v)); });
     } else if (f.number == 8 && f.wire == proto::kLen) {
       name->assign(f.bytes);
     } else if (f.number == 9 && f.wire == proto::kLen) {
@@ -93,6 +103,7 @@ bool read_tensor(std::string_view b, std::string* name, Tensor* t, std::string* 
   }
   if (!r.ok()) return fail(err, std::string("onnx tensor: ") + r.error());
   const int64_t n = numel(t->dims);
+  t->integer = dtype == 6 || dtype == 7;
   if (dtype == 1 && !raw.empty() && raw.size() == static_cast<size_t>(n) * 4) {
     t->data.resize(static_cast<size_t>(n));
     memcpy(t->data.data(), raw.data(), raw.size());
@@ -103,61 +114,36 @@ bool read_tensor(std::string_view b, std::string* name, Tensor* t, std::string* 
     for (int64_t i = 0; i < n; ++i) {
       int64_t v;
       memcpy(&v, raw.data() + i * 8, 8);
+      t->data[static_cast<size_t>(i)] = int_as_float(v);
+    }
+  } else if (dtype == 6 && raw.size() == static_cast<size_t>(n) * 4) {  // int32 constants
+    t->data.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t v;
+      memcpy(&v, raw.data() + i * 4, 4);
       t->data[static_cast<size_t>(i)] = static_cast<float>(v);
     }
+  } else if (dtype == 7 && floats.size() == static_cast<size_t>(n)) {
+    t->data = std::move(floats);
   }  // else: stripped; filled later
   return true;
 }
 
-bool read_node_attrs(std::string_view b, Op* op, Tensor* value, bool* has_value, std::string* err) {
+// A Constant node's "value" tensor (NodeProto.attribute = 5, AttributeProto.t = 5).
+bool read_constant_value(std::string_view b, Tensor* value, bool* has_value, std::string* err) {
   proto::Reader r(b, 3);
   proto::Field f;
   while (r.next(&f)) {
     if (f.number != 5 || f.wire != proto::kLen) continue;
     proto::Reader a(f.bytes, 4);
     proto::Field af;
-    std::string name;
-    int64_t i = 0;
-    float fl = 0;
-    std::vector<int64_t> ints;
-    std::string_view t;
+    std::string_view name, t;
     while (a.next(&af)) {
-      if (af.number == 1 && af.wire == proto::kLen) name.assign(af.bytes);
-      if (af.number == 2 && af.wire == proto::kFixed32) {
-        uint32_t u = static_cast<uint32_t>(af.varint);
-        memcpy(&fl, &u, 4);
-      }
-      if (af.number == 3 && af.wire == proto::kVarint) i = static_cast<int64_t>(af.varint);
+      if (af.number == 1 && af.wire == proto::kLen) name = af.bytes;
       if (af.number == 5 && af.wire == proto::kLen) t = af.bytes;
-      if (af.number == 4 && af.wire == proto::kLen) op->mode.assign(af.bytes);
-      if (af.number == 8) proto::read_int64s(af, [&](int64_t v) { ints.push_back(v); });
     }
     if (!a.ok()) return fail(err, std::string("onnx attribute: ") + a.error());
-    if (name == "kernel_shape")
-      op->kernel = ints;
-    else if (name == "strides")
-      op->strides = ints;
-    else if (name == "pads")
-      op->pads = ints;
-    else if (name == "dilations")
-      op->dilations = ints;
-    else if (name == "group")
-      op->group = i;
-    else if (name == "axis")
-      op->axis = i;
-    else if (name == "transA")
-      op->trans_a = i;
-    else if (name == "transB")
-      op->trans_b = i;
-    else if (name == "ceil_mode")
-      op->ceil_mode = i;
-    else if (name == "count_include_pad")
-      op->count_include_pad = i;
-    else if (name == "alpha")
-      op->alpha = fl;
-    else if (name == "beta")
-      op->beta = fl;
-    else if (name == "value" && !t.empty()) {
+    if (name == "value" && !t.empty()) {
       std::string tn;
       if (!read_tensor(t, &tn, value, err)) return false;
       *has_value = true;
@@ -166,38 +152,7 @@ bool read_node_attrs(std::string_view b, Op* op, Tensor* value, bool* has_value,
   return r.ok() ? true : fail(err, std::string("onnx node: ") + r.error());
 }
 
-bool read_value_info(std::string_view b, std::string* name, std::vector<int64_t>* dims) {
-  proto::Reader r(b, 3);
-  proto::Field f;
-  while (r.next(&f)) {
-    if (f.number == 1 && f.wire == proto::kLen) name->assign(f.bytes);
-    if (f.number != 2 || f.wire != proto::kLen) continue;
-    proto::Reader type(f.bytes, 4);
-    proto::Field tf;
-    while (type.next(&tf)) {
-      if (tf.number != 1 || tf.wire != proto::kLen) continue;
-      proto::Reader tensor(tf.bytes, 5);
-      proto::Field sf;
-      while (tensor.next(&sf)) {
-        if (sf.number != 2 || sf.wire != proto::kLen) continue;
-        proto::Reader shape(sf.bytes, 6);
-        proto::Field df;
-        while (shape.next(&df)) {
-          if (df.number != 1 || df.wire != proto::kLen) continue;
-          int64_t v = 1;  // a symbolic dim (batch) becomes 1
-          proto::Reader dim(df.bytes, 7);
-          proto::Field vf;
-          while (dim.next(&vf))
-            if (vf.number == 1 && vf.wire == proto::kVarint) v = static_cast<int64_t>(vf.varint);
-          dims->push_back(v);
-        }
-      }
-    }
-  }
-  return r.ok();
-}
-
-bool onnx_extras(std::string_view bytes, OnnxExtras* x, Model* m, std::string* err) {
+bool onnx_data(std::string_view bytes, OnnxData* x, std::string* err) {
   proto::Reader model(bytes, 0);
   proto::Field f;
   std::string_view graph;
@@ -205,33 +160,46 @@ bool onnx_extras(std::string_view bytes, OnnxExtras* x, Model* m, std::string* e
     if (f.number == 7 && f.wire == proto::kLen) graph = f.bytes;
   if (!model.ok() || graph.empty()) return fail(err, "onnx: no graph");
   proto::Reader g(graph, 1);
+  size_t node = 0;
   while (g.next(&f)) {
     if (f.wire != proto::kLen) continue;
     if (f.number == 1) {
-      Op op;
       Tensor value;
       bool has_value = false;
-      if (!read_node_attrs(f.bytes, &op, &value, &has_value, err)) return false;
-      if (has_value) x->inits["\x01" + std::to_string(x->attrs.size())] = std::move(value);
-      x->attrs.push_back(std::move(op));
-    } else if (f.number == 2) {
-      m->name.assign(f.bytes);
+      if (!read_constant_value(f.bytes, &value, &has_value, err)) return false;
+      if (has_value) x->constants[node] = std::move(value);
+      ++node;
     } else if (f.number == 5) {
       std::string name;
       Tensor t;
       if (!read_tensor(f.bytes, &name, &t, err)) return false;
       x->inits[name] = std::move(t);
-    } else if (f.number == 11 || f.number == 12) {
-      std::string name;
-      std::vector<int64_t> dims;
-      if (!read_value_info(f.bytes, &name, &dims)) return fail(err, "onnx: bad value info");
-      if (f.number == 12)
-        x->outputs.push_back(name);
-      else if (!x->inits.count(name))
-        x->inputs.emplace_back(name, dims);
     }
   }
   return g.ok() ? true : fail(err, std::string("onnx graph: ") + g.error());
+}
+
+// The executor's fields of an op, from graph/'s attributes.
+void op_attrs(const pw::graph::Node& n, Op* op) {
+  op->kernel = n.attr_ints("kernel_shape");
+  op->strides = n.attr_ints("strides");
+  op->pads = n.attr_ints("pads");
+  op->dilations = n.attr_ints("dilations");
+  op->perm = n.attr_ints("perm");
+  op->axes = n.attr_ints("axes");
+  op->group = n.attr_int("group", 1);
+  op->axis = n.attr("axis") ? n.attr_int("axis", 0) : kNoAxis;
+  op->trans_a = n.attr_int("transA", 0);
+  op->trans_b = n.attr_int("transB", 0);
+  op->ceil_mode = n.attr_int("ceil_mode", 0);
+  op->count_include_pad = n.attr_int("count_include_pad", 0);
+  op->keepdims = n.attr_int("keepdims", 1);
+  op->alpha = static_cast<float>(n.attr_float("alpha", 1.0));
+  op->beta = static_cast<float>(n.attr_float("beta", 1.0));
+  op->epsilon = static_cast<float>(n.attr_float("epsilon", 1e-5));
+  op->lo = static_cast<float>(n.attr_float("min", -INFINITY));
+  op->hi = static_cast<float>(n.attr_float("max", INFINITY));
+  op->mode = n.attr_string("mode", "");
 }
 
 // ---------------------------------------------------------------- JSON extras
@@ -259,6 +227,13 @@ struct JsonWeights {
 
 // ---------------------------------------------------------------- shapes
 
+// An axis attribute resolved against rank (negative counts from the end; def when absent).
+bool resolve_axis(int64_t* axis, int64_t def, size_t rank) {
+  if (*axis == kNoAxis) *axis = def;
+  if (*axis < 0) *axis += static_cast<int64_t>(rank);
+  return *axis >= 0 && *axis < static_cast<int64_t>(rank);
+}
+
 bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed,
            std::string* err) {
   std::unordered_map<std::string, std::vector<int64_t>> shape;
@@ -285,6 +260,7 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
     const std::vector<int64_t> x =
         op.inputs.empty() ? std::vector<int64_t>{} : *dims_of(op.inputs[0]);
     std::vector<int64_t> y;
+    bool have_y = true;  // false: only graph/ knows y (op.shape)
     const std::string& t = op.type;
     auto spatial = [&](bool pool) -> bool {
       if (x.size() != 4) return fail(err, "op " + op.name + ": " + t + " wants a 4-D input");
@@ -358,37 +334,113 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
     } else if (t == "GlobalAveragePool") {
       if (x.size() != 4) return fail(err, "op " + op.name + ": GlobalAveragePool wants 4-D");
       y = {x[0], x[1], 1, 1};
-    } else if (t == "Relu" || t == "Identity" || t == "Dropout") {
+    } else if (t == "Relu" || t == "Identity" || t == "Dropout" || t == "Sigmoid" || t == "Tanh" ||
+               t == "Erf" || t == "Sqrt" || t == "Cast") {
       y = x;
-    } else if (t == "Add") {
+    } else if (t == "Clip") {
+      y = x;
+      for (size_t k = 1; k < 3 && k < op.inputs.size(); ++k) {
+        if (op.inputs[k].empty()) continue;
+        const Tensor* c = m->constant(op.inputs[k]);
+        if (!c || c->data.size() != 1)
+          return fail(err, "op " + op.name + ": Clip needs constant scalar bounds");
+        (k == 1 ? op.lo : op.hi) = c->data[0];
+      }
+    } else if (t == "BatchNormalization") {
+      if (x.size() < 2)
+        return fail(err, "op " + op.name + ": BatchNormalization wants N x C x ...");
+      for (size_t k = 1; k < 5; ++k) {
+        const Tensor* c = k < op.inputs.size() ? m->constant(op.inputs[k]) : nullptr;
+        if (!c || numel(c->dims) != x[1])
+          return fail(err, "op " + op.name + ": BatchNormalization needs 4 constants of C values");
+      }
+      // A seeded variance is around 1, not around 0: a negative one would make NaNs.
+      if (Tensor* var = const_cast<Tensor*>(m->constant(op.inputs[4])); var->seeded)
+        for (float& v : var->data) v = 1.f + v;
+      const_cast<Tensor*>(m->constant(op.inputs[4]))->seeded = false;  // once, if shared
+      if (op.outputs.size() > 1) op.outputs.resize(1);                 // training outputs unused
+      y = x;
+    } else if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div" || t == "Pow") {
       const auto* b = op.inputs.size() > 1 ? dims_of(op.inputs[1]) : nullptr;
-      if (!b || *b != x) return fail(err, "op " + op.name + ": Add wants two inputs of one shape");
+      if (!b) return fail(err, "op " + op.name + ": " + t + " wants two inputs");
+      if (*b == x)
+        y = x;  // broadcasting: graph/'s shape (ONNX)
+      else
+        have_y = false;
+    } else if (t == "Softmax") {
+      if (!resolve_axis(&op.axis, -1, x.size())) return fail(err, "op " + op.name + ": bad axis");
       y = x;
     } else if (t == "Concat") {
-      int64_t ax = op.axis < 0 ? op.axis + static_cast<int64_t>(x.size()) : op.axis;
-      if (ax < 0 || ax >= static_cast<int64_t>(x.size()))
-        return fail(err, "op " + op.name + ": bad axis");
-      op.axis = ax;
+      if (!resolve_axis(&op.axis, 1, x.size())) return fail(err, "op " + op.name + ": bad axis");
       y = x;
-      y[ax] = 0;
+      y[static_cast<size_t>(op.axis)] = 0;
       for (const std::string& n : op.inputs) {
         const auto* d = dims_of(n);
         if (!d || d->size() != x.size())
           return fail(err, "op " + op.name + ": Concat rank mismatch");
         for (size_t k = 0; k < x.size(); ++k)
-          if (static_cast<int64_t>(k) != ax && (*d)[k] != x[k])
+          if (static_cast<int64_t>(k) != op.axis && (*d)[k] != x[k])
             return fail(err, "op " + op.name + ": Concat shape mismatch");
-        y[ax] += (*d)[ax];
+        y[static_cast<size_t>(op.axis)] += (*d)[static_cast<size_t>(op.axis)];
       }
     } else if (t == "Flatten") {
-      int64_t ax = op.axis < 0 ? op.axis + static_cast<int64_t>(x.size()) : op.axis;
+      if (!resolve_axis(&op.axis, 1, x.size() + 1))
+        return fail(err, "op " + op.name + ": bad axis");
       int64_t a = 1, b = 1;
-      for (int64_t k = 0; k < static_cast<int64_t>(x.size()); ++k) (k < ax ? a : b) *= x[k];
+      for (int64_t k = 0; k < static_cast<int64_t>(x.size()); ++k) (k < op.axis ? a : b) *= x[k];
       y = {a, b};
+    } else if (t == "Reshape" || t == "Squeeze" || t == "Unsqueeze") {
+      have_y = false;  // a copy; graph/ gives the dims
+    } else if (t == "Transpose") {
+      if (op.perm.empty())
+        for (size_t k = x.size(); k-- > 0;) op.perm.push_back(static_cast<int64_t>(k));
+      if (op.perm.size() != x.size()) return fail(err, "op " + op.name + ": bad perm");
+      have_y = false;
+    } else if (t == "ReduceMean") {
+      if (op.axes.empty())
+        for (size_t k = 0; k < x.size(); ++k) op.axes.push_back(static_cast<int64_t>(k));
+      for (int64_t& a : op.axes)
+        if (!resolve_axis(&a, 0, x.size())) return fail(err, "op " + op.name + ": bad axes");
+      std::sort(op.axes.begin(), op.axes.end());
+      have_y = false;
+    } else if (t == "Slice") {
+      std::vector<std::vector<int64_t>> v(4);  // starts, ends, axes, steps
+      for (size_t k = 1; k < op.inputs.size() && k < 5; ++k) {
+        if (op.inputs[k].empty()) continue;
+        const Tensor* c = m->constant(op.inputs[k]);
+        if (!c) return fail(err, "op " + op.name + ": Slice needs constant starts/ends/axes/steps");
+        for (float f : c->data) v[k - 1].push_back(static_cast<int64_t>(f));
+      }
+      if (v[2].empty())
+        for (size_t k = 0; k < v[0].size(); ++k) v[2].push_back(static_cast<int64_t>(k));
+      if (v[3].empty()) v[3].assign(v[0].size(), 1);
+      if (v[1].size() != v[0].size() || v[2].size() != v[0].size() || v[3].size() != v[0].size())
+        return fail(err, "op " + op.name + ": Slice inputs differ in length");
+      op.starts.assign(x.size(), 0);
+      op.steps.assign(x.size(), 1);
+      have_y = false;
+      for (size_t k = 0; k < v[0].size(); ++k) {
+        int64_t a = v[2][k];
+        if (!resolve_axis(&a, 0, x.size()) || v[3][k] == 0)
+          return fail(err, "op " + op.name + ": bad Slice axes or steps");
+        const int64_t d = x[static_cast<size_t>(a)], step = v[3][k];
+        int64_t b = v[0][k], e = v[1][k];
+        if (b < 0) b += d;
+        if (e < 0) e += d;
+        if (step > 0) {
+          b = std::clamp<int64_t>(b, 0, d);
+          e = std::clamp<int64_t>(e, 0, d);
+        } else {
+          b = std::clamp<int64_t>(b, 0, d - 1);
+          e = std::clamp<int64_t>(e, -1, d - 1);
+        }
+        op.starts[static_cast<size_t>(a)] = b;
+        op.steps[static_cast<size_t>(a)] = step;
+      }
     } else if (t == "MatMul" || t == "Gemm") {
-      if (x.size() != 2) return fail(err, "op " + op.name + ": " + t + " wants a 2-D input here");
       if (op.trans_a) return fail(err, "op " + op.name + ": transA is not supported");
       if (it_w != jw.end() && op.inputs.size() < 2) {
+        if (x.size() != 2) return fail(err, "op " + op.name + ": " + t + " wants a 2-D input");
         add_const(op.name + "/W", {x[1], it_w->second.units});
         op.inputs.push_back(op.name + "/W");
         if (it_w->second.bias) {
@@ -398,28 +450,48 @@ bool infer(Model* m, const std::map<std::string, JsonWeights>& jw, uint64_t seed
         }
       }
       const Tensor* w = op.inputs.size() > 1 ? m->constant(op.inputs[1]) : nullptr;
-      if (!w || w->dims.size() != 2)
-        return fail(err, "op " + op.name + ": needs constant 2-D weights");
-      const int64_t k = op.trans_b ? w->dims[1] : w->dims[0];
-      const int64_t n = op.trans_b ? w->dims[0] : w->dims[1];
-      if (k != x[1]) return fail(err, "op " + op.name + ": inner dims differ");
-      if (op.inputs.size() > 2) {
-        const Tensor* b = m->constant(op.inputs[2]);
-        if (!b || numel(b->dims) != n)
-          return fail(err, "op " + op.name + ": bias must be a constant of N values");
+      const auto* bd = op.inputs.size() > 1 ? dims_of(op.inputs[1]) : nullptr;
+      if (op.type == "MatMul" && bd && !(w && bd->size() == 2)) {
+        // Both operands at run time (attention): numpy matmul over the batch dims.
+        if (x.size() < 2 || bd->size() < 2 || (*bd)[bd->size() - 2] != x.back())
+          return fail(err, "op " + op.name + ": MatMul inner dims differ");
+        have_y = false;
+      } else {
+        if (!w || w->dims.size() != 2)
+          return fail(err, "op " + op.name + ": needs constant 2-D weights");
+        if (op.type == "Gemm" ? x.size() != 2 : x.empty())
+          return fail(err, "op " + op.name + ": " + t + " wants a 2-D input here");
+        const int64_t k = op.trans_b ? w->dims[1] : w->dims[0];
+        const int64_t n = op.trans_b ? w->dims[0] : w->dims[1];
+        if (k != x.back()) return fail(err, "op " + op.name + ": inner dims differ");
+        if (op.inputs.size() > 2) {
+          const Tensor* b = m->constant(op.inputs[2]);
+          if (!b || numel(b->dims) != n)
+            return fail(err, "op " + op.name + ": bias must be a constant of N values");
+        }
+        y = x;
+        y.back() = n;
       }
-      y = {x[0], n};
     } else if (t == "Gather") {
-      const Tensor* table = m->constant(op.inputs[0]);
       const auto* idx = op.inputs.size() > 1 ? dims_of(op.inputs[1]) : nullptr;
-      if (!table || !idx || op.axis != 0)
-        return fail(err, "op " + op.name + ": Gather needs a constant table, indices, axis 0");
-      y = *idx;
-      y.insert(y.end(), table->dims.begin() + 1, table->dims.end());
+      if (!idx || !resolve_axis(&op.axis, 0, x.size()))
+        return fail(err, "op " + op.name + ": Gather needs data, indices and a valid axis");
+      const size_t a = static_cast<size_t>(op.axis);
+      y.assign(x.begin(), x.begin() + static_cast<long>(a));
+      y.insert(y.end(), idx->begin(), idx->end());
+      y.insert(y.end(), x.begin() + static_cast<long>(a) + 1, x.end());
       for (Input& gi : m->inputs)
-        if (gi.name == op.inputs[1]) gi.index_range = table->dims[0];
+        if (gi.name == op.inputs[1]) gi.index_range = x[a];
     } else {
       return fail(err, "op " + op.name + ": unsupported op type '" + t + "'");
+    }
+    if (op.shaped) {  // graph/'s inference (ONNX) is the reference
+      if (have_y && y != op.shape)
+        return fail(err, "op " + op.name + ": graph/ and the engine disagree on its shape");
+      y = op.shape;
+    } else if (!have_y) {
+      return fail(err, "op " + op.name + " (" + t +
+                           "): its shape needs graph/'s shape inference (an ONNX model)");
     }
     for (int64_t d : y)
       if (d <= 0) return fail(err, "op " + op.name + ": empty output");
@@ -480,17 +552,30 @@ void apply_sizes(Model* m, const LoadOptions& o) {
   }
 }
 
+// Nodes, attributes and every shape come from graph/ (shapes_infer, with the inputs at the
+// batch and image size asked for); this adds the weights' data and turns what graph/ folded
+// (Shape -> Gather -> Div ... chains, Reshape targets) into constants.
 bool load_onnx(std::string_view bytes, const LoadOptions& o, Model* m, std::string* err) {
   pw::graph::Graph g;
   std::string e;
   if (pw::graph::model_parse(bytes.data(), bytes.size(), pw::graph::Format::kOnnx, &g, &e) !=
       pw::graph::Status::kOk)
     return fail(err, "onnx: " + e);
-  OnnxExtras x;
-  if (!onnx_extras(bytes, &x, m, err)) return false;
-  if (x.attrs.size() != g.nodes.size()) return fail(err, "onnx: node count mismatch");
+  OnnxData x;
+  if (!onnx_data(bytes, &x, err)) return false;
+  m->name = g.name;
+  pw::graph::InputShapes given;
+  for (const std::string& name : g.inputs) {
+    auto it = g.tensors.find(name);
+    std::vector<int64_t> dims = it != g.tensors.end() ? it->second.dims : std::vector<int64_t>{};
+    for (int64_t& d : dims) d = d < 0 ? 1 : d;  // a symbolic dim (batch) becomes 1
+    m->inputs.push_back({name, dims, 0});
+  }
+  apply_sizes(m, o);
+  for (const Input& in : m->inputs) given[in.name] = in.dims;
+  if (pw::graph::shapes_infer(&g, given, nullptr, &e) != pw::graph::Status::kOk)
+    return fail(err, "onnx shapes: " + e);
   for (auto& [name, t] : x.inits) {
-    if (name[0] == '\x01') continue;
     m->const_names.push_back(name);
     if (t.data.empty()) fill(&t, name, o.seed);
     m->consts.push_back(std::move(t));
@@ -498,8 +583,8 @@ bool load_onnx(std::string_view bytes, const LoadOptions& o, Model* m, std::stri
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     pw::graph::Node& n = g.nodes[i];
     if (n.op == "Constant") {  // a constant tensor, not an operator
-      auto it = x.inits.find("\x01" + std::to_string(i));
-      if (it == x.inits.end() || n.outputs.empty())
+      auto it = x.constants.find(i);
+      if (it == x.constants.end() || n.outputs.empty())
         return fail(err, "onnx: unsupported Constant " + n.name);
       if (it->second.data.empty()) fill(&it->second, n.outputs[0], o.seed);
       m->const_names.push_back(n.outputs[0]);
@@ -515,16 +600,32 @@ bool load_onnx(std::string_view bytes, const LoadOptions& o, Model* m, std::stri
         continue;
       }
     }
-    Op op = std::move(x.attrs[i]);
+    if (n.outputs.size() == 1 && !n.out.empty() && n.out[0].has_values && n.out[0].known()) {
+      Tensor t;  // integer values graph/ folded: a constant too
+      t.dims = n.out[0].dims;
+      t.integer = true;
+      for (int64_t v : n.out[0].values) t.data.push_back(int_as_float(v));
+      if (numel(t.dims) == static_cast<int64_t>(t.data.size())) {
+        m->const_names.push_back(n.outputs[0]);
+        m->consts.push_back(std::move(t));
+        continue;
+      }
+    }
+    Op op;
+    op_attrs(n, &op);
     op.name = n.name.empty() ? n.op + "_" + std::to_string(i) : n.name;
     op.type = n.op;
     op.inputs = n.inputs;
     op.outputs = n.outputs;
-    if (op.type == "Dropout" && op.outputs.size() > 1) op.outputs.resize(1);  // mask unused
+    if ((op.type == "Dropout" || op.type == "BatchNormalization") && op.outputs.size() > 1)
+      op.outputs.resize(1);  // mask / training statistics unused
+    if (!n.out.empty() && n.out[0].known()) {
+      op.shape = n.out[0].dims;
+      op.shaped = true;
+    }
     m->ops.push_back(std::move(op));
   }
-  for (auto& [name, dims] : x.inputs) m->inputs.push_back({name, dims, 0});
-  m->outputs = x.outputs;
+  m->outputs = g.outputs;
   return true;
 }
 
@@ -581,7 +682,7 @@ bool load_json(std::string_view bytes, const LoadOptions& o, Model* m,
     std::vector<int64_t> pad = ints_of(a ? a->get("pad") : nullptr, 4);
     op.pads = pad;
     op.group = int_of(a, "group", 1);
-    op.axis = int_of(a, "axis", op.type == "Gather" ? 0 : 1);
+    op.axis = int_of(a, "axis", kNoAxis);
     op.ceil_mode = int_of(a, "ceil_mode", 0);
     op.count_include_pad = int_of(a, "count_include_pad", 0);
     op.trans_b = int_of(a, "trans_b", 0);

@@ -1,8 +1,10 @@
 // examples/engine/model: the engine's graph (operators, constants, shapes), read
-// from ONNX or the project's JSON through graph/, with stripped weights filled
-// from a seed. Pure: no oneDNN, no threads; the reference tests use it too.
+// from ONNX (nodes, attributes and shapes from graph/'s shapes_infer) or the project's
+// JSON through graph/, with stripped weights filled from a seed. Pure: no oneDNN, no threads; the
+// reference tests use it too.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,17 +14,29 @@ namespace pwe {
 struct Tensor {
   std::vector<int64_t> dims;
   std::vector<float> data;
+  bool integer = false;  // an ONNX integer tensor (shapes, indices): folded arithmetic truncates
+  bool seeded = false;   // the model lacked its data: values made from the seed
 };
+
+constexpr int64_t kNoAxis = INT64_MIN;  // the op has no axis attribute: its type's default
 
 struct Op {
   std::string name, type;            // type: ONNX op name
   std::vector<std::string> inputs;   // tensor names ("" = omitted optional input)
   std::vector<std::string> outputs;  // one output tensor per op here
   std::vector<int64_t> kernel, strides, pads, dilations;  // pads: top, left, bottom, right
-  int64_t group = 1, axis = 1, trans_a = 0, trans_b = 0, ceil_mode = 0, count_include_pad = 0;
-  float alpha = 1, beta = 1;
-  std::string mode;        // Pad's mode attribute
-  std::vector<int> preds;  // ops producing this op's inputs
+  int64_t group = 1, axis = kNoAxis, trans_a = 0, trans_b = 0, ceil_mode = 0, count_include_pad = 0,
+          keepdims = 1;
+  float alpha = 1, beta = 1, epsilon = 1e-5f;
+  float lo = -INFINITY, hi = INFINITY;  // Clip's bounds (attributes, or constant inputs)
+  std::vector<int64_t> perm;            // Transpose (resolved: default reversed)
+  std::vector<int64_t> axes;            // ReduceMean / Squeeze / Unsqueeze (resolved, sorted)
+  std::vector<int64_t> starts, steps;   // Slice, resolved per dimension of the input
+  std::string mode;                     // Pad's mode attribute
+  std::vector<int> preds;               // ops producing this op's inputs
+  // The output's dims as graph/ infers them (ONNX); JSON graphs use the engine's rules.
+  std::vector<int64_t> shape;
+  bool shaped = false;
 };
 
 struct Input {

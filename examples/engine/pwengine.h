@@ -63,6 +63,16 @@ PWE_API int pwe_session_num_outputs(const pwe_session* s);
 PWE_API int pwe_session_output(const pwe_session* s, int i, const float** data, size_t* count,
                                int* rank, int64_t* dims);
 
+/* Profiling: while on, each run records every operator's time (wall time around it on
+ * the worker that ran it; run with one inter-op worker to time each alone). */
+PWE_API void pwe_session_set_profiling(pwe_session* s, int on);
+PWE_API int pwe_session_num_ops(const pwe_session* s);
+/* Operator i, in the session's topological order: its name, ONNX type, the operators
+ * whose outputs it reads (indices < i), and its time in the last profiled run (ms).
+ * Pointers are valid until free. 0 on success. */
+PWE_API int pwe_session_op(const pwe_session* s, int i, const char** name, const char** type,
+                           const int** preds, int* npreds, double* ms);
+
 /* "oneDNN 2.6.3 (cpu runtime: omp)" */
 PWE_API const char* pwe_version(void);
 

@@ -98,33 +98,76 @@ def test_sweep_writes_csv_heatmap_and_summary(tmp_path):
               r"time per iteration: ([0-9.]+) ms", "--json", cmd=cmd)
     assert p.returncode == 0, p.stderr
     s = json.loads(p.stdout)
-    for k in ("plan", "best", "plan_over_best", "default_over_best", "intel_over_best", "grid"):
+    for k in ("plan", "best", "plan_over_best", "default_over_best", "intel_over_best", "tf",
+              "tf_over_best", "grid"):
         assert k in s
     assert s["best"]["median"] == 1.5 and s["default_over_best"] == 1.0
     rows = (tmp_path / "out" / "sweep.csv").read_text().splitlines()
-    assert rows[0] == "configuration,pools,intra,min,median,max,runs"
+    assert rows[0] == "configuration,pools,intra,oversubscribed,min,median,max,runs"
     grid = [r for r in rows[1:] if r.startswith("grid,")]
-    assert len(grid) == 4 and all(r.split(",")[6] == "1.5;1.5" for r in grid)
-    assert {r.split(",")[0] for r in rows[1:]} == {"grid", "plan", "intel", "default"}
+    assert len(grid) == 4 and all(r.split(",")[7] == "1.5;1.5" for r in grid)
+    assert {r.split(",")[0] for r in rows[1:]} == {"grid", "plan", "intel", "tf", "default"}
     svg = (tmp_path / "out" / "heatmap.svg").read_text()
     assert svg.startswith("<svg") and svg.count("<rect") == 4 and "pools 2" in svg
     # Not a terminal: one progress line per run on stderr.
-    assert len([l for l in p.stderr.splitlines() if l.startswith("parwidth sweep: ")]) == 2 * 7
+    assert len([l for l in p.stderr.splitlines() if l.startswith("parwidth sweep: ")]) == 2 * 8
 
     p = sweep(tmp_path, "--repeat", "1", cmd=["true"])  # text summary, wall time
     assert p.returncode == 0, p.stderr
     assert "plan median / best median:" in p.stdout and "default median / best median:" in p.stdout
+    assert "tf median / best median:" in p.stdout
+
+
+def test_sweep_default_grid_oversubscribes_up_to_twice_the_cores(tmp_path):
+    """Without lists: pools 1..cores x intra 1..2 x cores with pools * intra <= 2 x cores, the
+    pairs above the cores marked, and TensorFlow's default (logical CPUs for both)."""
+    cmd = ["sh", "-c", 'echo "time per iteration: 2 ms"']
+    p = sweep(tmp_path, "--repeat", "1", "--metric", r"time per iteration: ([0-9.]+) ms", "--json",
+              cmd=cmd)
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    cores, cpus = s["cores"], len(os.sched_getaffinity(0))
+    want = {(pl, t) for pl in range(1, cores + 1) for t in range(1, 2 * cores + 1) if pl * t <= 2 * cores}
+    assert {(g["pools"], g["intra"]) for g in s["grid"]} == want
+    assert all(g["oversubscribed"] == (g["pools"] * g["intra"] > cores) for g in s["grid"])
+    assert any(g["oversubscribed"] for g in s["grid"])
+    assert (s["tf"]["pools"], s["tf"]["intra"]) == (cpus, cpus)
+    rows = [r.split(",") for r in (tmp_path / "out" / "sweep.csv").read_text().splitlines()[1:]]
+    assert {(int(r[1]), int(r[2])) for r in rows if r[0] == "grid" and r[3] == "1"} == \
+        {pt for pt in want if pt[0] * pt[1] > cores}
+    svg = (tmp_path / "out" / "heatmap.svg").read_text()
+    assert svg.count("stroke-dasharray") == sum(1 for pt in want if pt[0] * pt[1] > cores)
 
 
 def test_sweep_applies_each_configuration_to_the_engine(tmp_path, towers):
-    p = sweep(tmp_path, "--repeat", "1", "--pools", "1,2", "--intra", "1,2", "--metric",
+    p = sweep(tmp_path, "--repeat", "1", "--pools", "1,2", "--intra", "1,2,4", "--metric",
               r"time per iteration: ([0-9.]+) ms", cmd=[str(ENGINE), str(towers), "--iterations", "2"])
     assert p.returncode == 0, p.stderr
     log = (tmp_path / "out" / "runs.log").read_text()
     for pools in (1, 2):
-        for intra in (1, 2):
+        for intra in (1, 2, 4):  # 2 x 4: oversubscribed on any machine under 8 cores
             block = log.split(f"=== pools={pools} intra={intra}, repeat 1\n")[1]
             assert SESSION.search(block).groups() == (str(pools), str(intra))
+
+
+def test_profile_times_every_operator_at_each_team_size(towers):
+    p = run([ENGINE, towers, "--iterations", "2", "--profile", "--profile-threads", "1,2"], preload=False)
+    assert p.returncode == 0, p.stderr
+    assert "profile: team sizes 1 2" in p.stdout
+    ops = [l.split() for l in p.stdout.splitlines() if l.startswith("profile: op ")]
+    graph = json.loads(towers.read_text())
+    assert len(ops) == len(graph["nodes"])
+    assert {o[o.index("name") + 1] for o in ops} == {n["name"] for n in graph["nodes"]}
+    for o in ops:
+        times = o[o.index("ms") + 1:o.index("name")]
+        assert len(times) == 2 and all(float(t) >= 0 for t in times)
+    # The branches join at the end: that op reads three, the first op of each reads none.
+    assert sum(1 for o in ops if o[5] == "-") == 3 and any(len(o[5].split(",")) == 3 for o in ops)
+    work = [float(x) for x in re.search(r"profile: work ms (.*)", p.stdout).group(1).split()]
+    span = [float(x) for x in re.search(r"profile: span ms (.*)", p.stdout).group(1).split()]
+    assert len(work) == len(span) == 2 and all(0 < sp <= w for sp, w in zip(span, work))
+    p = run([ENGINE, towers, "--profile-threads", "0"], preload=False)
+    assert p.returncode == 2 and "--profile-threads" in p.stderr
 
 
 def test_sweep_failures_and_usage(tmp_path):
