@@ -119,11 +119,13 @@ size_t candidate_choose(const std::vector<Candidate>& c, double tie) {
   return best;
 }
 
-std::vector<Candidate> candidates_predict(const CostGraph& g, int cores, const MachineModel& m) {
+std::vector<Candidate> candidates_predict(const CostGraph& g, int cores, int max_pools,
+                                          const MachineModel& m) {
   std::vector<Candidate> out;
   const int limit = 2 * std::max(1, cores);
-  const int max_pools = static_cast<int>(std::min<size_t>(g.ops.size(), limit));
-  for (int p = 1; p <= max_pools; ++p) {
+  const int top = static_cast<int>(
+      std::min<size_t>(g.ops.size(), static_cast<size_t>(std::clamp(max_pools, 1, limit))));
+  for (int p = 1; p <= top; ++p) {
     for (int t = 1; p * t <= limit; ++t) {
       const double s = simulate(g, p, t, m);
       if (s < 0) return {};
@@ -133,9 +135,9 @@ std::vector<Candidate> candidates_predict(const CostGraph& g, int cores, const M
   return out;
 }
 
-ModelChoice model_choose(const CostGraph& g, int cores, const MachineModel& m) {
+ModelChoice model_choose(const CostGraph& g, int cores, int max_pools, const MachineModel& m) {
   ModelChoice c;
-  c.candidates = candidates_predict(g, cores, m);
+  c.candidates = candidates_predict(g, cores, max_pools, m);
   if (!c.candidates.empty()) c.chosen = static_cast<int>(candidate_choose(c.candidates));
   return c;
 }

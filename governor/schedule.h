@@ -46,10 +46,12 @@ struct Candidate {
 inline constexpr double kTieFraction = 0.01;
 size_t candidate_choose(const std::vector<Candidate>& c, double tie = kTieFraction);
 
-// Every (pools, intra) with pools x intra <= 2 x cores (pools also at most
-// the number of operators), each with its simulated time; empty when the
-// graph has no schedule.
-std::vector<Candidate> candidates_predict(const CostGraph& g, int cores, const MachineModel& m);
+// Every (pools, intra) with pools x intra <= 2 x cores and pools at most
+// max_pools (the plan's core sets give each pool one core at least) and the
+// number of operators, each with its simulated time; empty when the graph has
+// no schedule.
+std::vector<Candidate> candidates_predict(const CostGraph& g, int cores, int max_pools,
+                                          const MachineModel& m);
 
 // The model's choice for a graph: the candidates and the index of the chosen
 // one (chosen < 0 when there is no prediction).
@@ -57,6 +59,6 @@ struct ModelChoice {
   std::vector<Candidate> candidates;
   int chosen = -1;
 };
-ModelChoice model_choose(const CostGraph& g, int cores, const MachineModel& m);
+ModelChoice model_choose(const CostGraph& g, int cores, int max_pools, const MachineModel& m);
 
 }  // namespace pw::gov

@@ -95,8 +95,8 @@ TEST(Simulate, NoScheduleForBadGraphs) {
   CostGraph bad;
   bad.ops = {op(1, {7})};
   EXPECT_LT(simulate(bad, 1, 1, m), 0);
-  EXPECT_TRUE(candidates_predict(cycle, 2, m).empty());
-  EXPECT_EQ(model_choose(cycle, 2, m).chosen, -1);
+  EXPECT_TRUE(candidates_predict(cycle, 2, 2, m).empty());
+  EXPECT_EQ(model_choose(cycle, 2, 2, m).chosen, -1);
 }
 
 TEST(Choose, TiesGoToFewerThreadsThenFewerPools) {
@@ -110,7 +110,7 @@ TEST(Choose, TiesGoToFewerThreadsThenFewerPools) {
 }
 
 TEST(Choose, DiamondCandidatesUpToTwiceTheCores) {
-  const ModelChoice scaling = model_choose(diamond(), 2, two_cores(true));
+  const ModelChoice scaling = model_choose(diamond(), 2, 4, two_cores(true));
   // pools x intra <= 4: (1,1..4), (2,1..2), (3,1), (4,1)
   ASSERT_EQ(scaling.candidates.size(), 8u);
   ASSERT_GE(scaling.chosen, 0);
@@ -119,11 +119,14 @@ TEST(Choose, DiamondCandidatesUpToTwiceTheCores) {
   EXPECT_EQ(a.intra, 2);
   EXPECT_NEAR(a.seconds, 6, 1e-9);
 
-  const ModelChoice flat = model_choose(diamond(), 2, two_cores(false));
+  const ModelChoice flat = model_choose(diamond(), 2, 4, two_cores(false));
   const Candidate& b = flat.candidates[static_cast<size_t>(flat.chosen)];
   EXPECT_EQ(b.pools, 2);
   EXPECT_EQ(b.intra, 1);
   EXPECT_NEAR(b.seconds, 10, 1e-9);
+
+  // At most one pool per core: (1,1..4), (2,1..2).
+  EXPECT_EQ(candidates_predict(diamond(), 2, 2, two_cores(true)).size(), 6u);
 }
 
 TEST(MachineModel, BuiltinIsMonotoneAndPenalisesOversubscription) {
