@@ -93,9 +93,10 @@ void govern_session(const void* model, size_t size, pwe_session_options* opts, c
     // Step 3: re-plan with the session's width.
     const std::string source = std::string("engine session (") + graph::format_name(g.format) +
                                (g.name.empty() ? "" : ": " + g.name) + ")";
-    rt::adopt_graph(source, static_cast<long>(st.heavy), static_cast<long>(st.layers),
-                    static_cast<long>(st.avg_width), static_cast<long>(st.max_level_width),
-                    st.weighted_parallelism);
+    planning::GraphSummary summary;
+    planning::summary_from(g, st, &summary);
+    summary.source = source;
+    rt::adopt_graph(summary);
     rt::note_framework("engine", "graph (" + std::string(graph::format_name(g.format)) + ")",
                        "H=" + std::to_string(st.heavy) + " L=" + std::to_string(st.layers) +
                            " W=" + std::to_string(st.avg_width),

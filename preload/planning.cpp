@@ -8,6 +8,9 @@
 #include <cstring>
 
 #include "graph/graph.h"
+#include "preload/cache.h"
+
+#include <ctime>
 
 namespace pw::planning {
 namespace {
@@ -33,6 +36,11 @@ bool graph_summary(const std::string& path, GraphSummary* out, std::string* err)
     if (err->empty()) *err = graph::status_name(s);
     return false;
   }
+  summary_from(g, st, out);
+  return true;
+}
+
+void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* out) {
   out->known = true;
   out->source = st.source;
   out->heavy = static_cast<long>(st.heavy);
@@ -40,7 +48,49 @@ bool graph_summary(const std::string& path, GraphSummary* out, std::string* err)
   out->avg_width = static_cast<long>(st.avg_width);
   out->max_level_width = static_cast<long>(st.max_level_width);
   out->weighted_parallelism = st.weighted_parallelism;
-  return true;
+  out->costs_known = st.costs == "flops" && !g.nodes.empty();
+  out->costs.ops.clear();
+  if (out->costs_known) {
+    out->costs.ops.reserve(g.nodes.size());
+    for (const graph::Node& n : g.nodes) {
+      gov::OpCost c;
+      c.flops = n.flops > 0 ? n.flops : 0;
+      // Bytes of the first output (float32) where its shape is known.
+      double elems = n.shape.empty() ? 0 : 1;
+      for (int64_t d : n.shape) elems = d >= 0 ? elems * static_cast<double>(d) : 0;
+      c.bytes = 4 * elems;
+      c.preds = n.preds;
+      out->costs.ops.push_back(std::move(c));
+    }
+  }
+}
+
+gov::Plan plan_choose(const opt::Options& o, const opt::EnvLookup& env,
+                      const topo::Machine& machine, const topo::Budget& budget,
+                      const GraphSummary& graph, std::vector<std::string>* warnings,
+                      bool* calibration_found) {
+  gov::PlanInputs in;
+  in.mode = o.plan;
+  in.width.known = graph.known;
+  in.width.avg_width = graph.avg_width;
+  in.width.max_level_width = graph.max_level_width;
+  gov::PlanOptions po;
+  po.pools = o.pools;
+  po.intra = o.intra;
+  po.smt = o.smt;
+  *calibration_found = false;
+  gov::MachineModel model;
+  const bool want_model = o.plan == gov::PlanMode::kAuto || o.plan == gov::PlanMode::kModel;
+  if (graph.known && graph.costs_known && want_model && po.pools == 0 && po.intra == 0) {
+    std::string warning;
+    model = cache::calibration_load(
+        cache::cache_dir(env), cache::machine_id(machine), cache::budget_id(budget), budget.cores,
+        static_cast<int64_t>(time(nullptr)), calibration_found, &warning);
+    if (!warning.empty()) warnings->push_back(warning);
+    in.costs = &graph.costs;
+    in.model = &model;
+  }
+  return gov::plan_choose(budget_view(budget), in, po);
 }
 
 // Slurm's "2(x3),1" (tasks on each node of the step, in node order) at `index`.
@@ -204,23 +254,14 @@ bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::
     return false;
   }
 
-  gov::WidthView width;
-  if (!o.model.empty()) {
+  if (!o.model.empty() && !out->graph.known) {
     // A model that cannot be read costs one warning and a plan without a graph.
-    if (graph_summary(o.model, &out->graph, &why)) {
-      width.known = true;
-      width.avg_width = out->graph.avg_width;
-      width.max_level_width = out->graph.max_level_width;
-    } else {
+    if (!graph_summary(o.model, &out->graph, &why))
       out->warnings.push_back("PARWIDTH_MODEL " + o.model + ": " + why +
                               "; planning without a graph");
-    }
   }
-  gov::PlanOptions po;
-  po.pools = o.pools;
-  po.intra = o.intra;
-  po.smt = o.smt;
-  out->plan = gov::plan_for(budget_view(out->budget), width, po);
+  out->plan = plan_choose(o, env, out->machine, out->budget, out->graph, &out->warnings,
+                          &out->calibration_found);
   return true;
 }
 

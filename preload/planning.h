@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "governor/plan.h"
+#include "governor/schedule.h"
+#include "graph/graph.h"
 #include "preload/options.h"
 #include "topology/topology.h"
 
@@ -16,6 +18,10 @@ struct GraphSummary {
   std::string source;
   long heavy = 0, layers = 0, avg_width = 1, max_level_width = 1;
   double weighted_parallelism = 1;
+  // The operators with their FLOPs and bytes, when every heavy operator's
+  // FLOPs are known (costs_known); the model plans from it.
+  bool costs_known = false;
+  gov::CostGraph costs;
 };
 
 struct Planned {
@@ -26,10 +32,22 @@ struct Planned {
   std::string local_from;             // where local rank/size came from
   bool node_registry = false;         // no launcher gave a share: the node registry may divide
   std::vector<std::string> warnings;  // problems that did not stop planning
+  bool calibration_found = false;     // a stored calibration was used (source "model")
 };
+
+// The plan for a budget from the graph and the options: the sources of
+// PARWIDTH_PLAN in order; the machine model is read from the calibration
+// cache when the graph has costs. A bad calibration adds one warning.
+gov::Plan plan_choose(const opt::Options& o, const opt::EnvLookup& env,
+                      const topo::Machine& machine, const topo::Budget& budget,
+                      const GraphSummary& graph, std::vector<std::string>* warnings,
+                      bool* calibration_found);
 
 // Reads a model graph and its width statistics; false with *err if unreadable.
 bool graph_summary(const std::string& path, GraphSummary* out, std::string* err);
+
+// The summary (statistics and operator costs) of a graph already read.
+void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* out);
 
 // The local rank and size from PARWIDTH_LOCAL_*, else the launcher's variables
 // (torchrun, Open MPI, MPICH/Hydra, Slurm). Defaults 0 of 1. A launcher that
