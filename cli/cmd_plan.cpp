@@ -9,6 +9,7 @@
 #include "cli/calibrate.h"
 #include "cli/commands.h"
 #include "preload/cache.h"
+#include "graph/graph.h"
 #include "preload/json.h"
 #include "preload/planning.h"
 #include "preload/report.h"
@@ -73,6 +74,17 @@ int parse_common(int argc, char** argv, bool allow_plan_flags, void (*usage)(FIL
         if (missing) break;
         continue;
       }
+      if (a.value("--input-shape", &v, &missing)) {
+        if (missing) break;
+        pw::graph::InputShapes parsed;
+        std::string err;
+        if (pw::graph::input_shapes_parse(v, &parsed, &err) != pw::graph::Status::kOk) {
+          fprintf(stderr, "parwidth: error: --input-shape: %s\n", err.c_str());
+          return 2;
+        }
+        c->opt.input_shapes += (c->opt.input_shapes.empty() ? "" : ",") + v;
+        continue;
+      }
       if (a.value("--pools", &v, &missing)) {
         if (missing) break;
         if (!pw::cli::parse_count(v, 1, 4096, &c->opt.pools)) {
@@ -107,6 +119,7 @@ void plan_usage(FILE* f) {
   fputs(
       "usage: parwidth plan [--model FILE] [--topology T] [--pools N] [--intra N]\n"
       "                     [--cpus LIST] [--smt] [--cgroup DIR] [--json] [--no-calibrate]\n"
+      "                     [--input-shape NAME=1x3x224x224]...\n"
       "\n"
       "Prints the plan parwidth would apply here (this process's CPU budget), or on\n"
       "a described machine: --topology takes an hwloc XML file or\n"
@@ -114,7 +127,10 @@ void plan_usage(FILE* f) {
       "With a model whose operator costs are known, the plan is the fastest predicted\n"
       "schedule (PARWIDTH_PLAN=auto|measured|model|width); on this machine a budget\n"
       "without a stored calibration is calibrated first, once (--no-calibrate: the\n"
-      "built-in machine model instead).\n",
+      "built-in machine model instead).\n"
+
+      "--input-shape gives a graph input's shape for the model's operator costs\n"
+      "(as PARWIDTH_INPUT_SHAPES; symbolic dims otherwise count as 1).\n",
       f);
 }
 
@@ -161,10 +177,14 @@ int pw_cmd_plan(int argc, char** argv) {
   if (!c.opt.model.empty()) {
     // Here a person asked for this model: an unreadable one is an error, not a warning.
     std::string err;
-    if (!pw::planning::graph_summary(c.opt.model, &p.graph, &err)) {
+    std::vector<std::string> shape_warnings;
+    if (!pw::planning::graph_summary(c.opt.model, &p.graph, &err, c.opt.input_shapes,
+                                     &shape_warnings)) {
       fprintf(stderr, "parwidth: error: %s: %s\n", c.opt.model.c_str(), err.c_str());
       return 2;
     }
+    for (const std::string& w : shape_warnings)
+      fprintf(stderr, "parwidth: warning: %s\n", w.c_str());
   }
   if (int rc = plan_or_fail(c, &p)) return rc;
   // Calibrate once per machine and budget when the model would plan here.

@@ -3,19 +3,24 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "graph/graph.h"
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: parwidth width MODEL [--json]\n"
+    "usage: parwidth width MODEL [--json] [--input-shape NAME=1x3x224x224]...\n"
     "\n"
     "Prints the width statistics of a model graph: heavy ops H, layers L, average width\n"
     "W = max(1, floor(H/L)), the max level width and the weighted parallelism.\n"
     "MODEL: an ONNX model (.onnx), a TensorFlow GraphDef (.pb), a SavedModel (directory or\n"
     "saved_model.pb) or parwidth's JSON edge list (.json).\n"
-    "  --json   print one JSON object instead of a table\n";
+    "Shapes are inferred from the model's input shapes (symbolic dims taken as 1, with a\n"
+    "warning), so costs are FLOPs: work, span (the costliest path) and work/span.\n"
+    "  --json                  print one JSON object instead of a table\n"
+    "  --input-shape N=DxDx..  the shape of graph input N (repeatable; also\n"
+    "                          N=..,M=.. in one argument, as PARWIDTH_INPUT_SHAPES)\n";
 
 void print_table(const pw::graph::Stats& s) {
   std::printf("source                %s\n", s.source.c_str());
@@ -25,6 +30,12 @@ void print_table(const pw::graph::Stats& s) {
   std::printf("average width (W)     %llu\n", static_cast<unsigned long long>(s.avg_width));
   std::printf("max level width       %llu\n", static_cast<unsigned long long>(s.max_level_width));
   std::printf("weighted parallelism  %.3f (%s costs)\n", s.weighted_parallelism, s.costs.c_str());
+  std::printf("work                  %.4g FLOPs (%llu of %llu nodes with known FLOPs)\n",
+              s.work_flops, static_cast<unsigned long long>(s.known_flops_nodes),
+              static_cast<unsigned long long>(s.nodes));
+  std::printf("span                  %.4g FLOPs (costliest path)\n", s.span_flops);
+  std::printf("work / span           %.3f\n", s.work_over_span);
+  std::printf("bytes                 %.4g (read + written, known nodes)\n", s.bytes);
   for (const auto& [op, count] : s.heavy_by_type)
     std::printf("  %-20s %llu\n", op.c_str(), static_cast<unsigned long long>(count));
   if (!s.note.empty()) std::printf("note                  %s\n", s.note.c_str());
@@ -40,6 +51,7 @@ void print_table(const pw::graph::Stats& s) {
 int pw_cmd_width(int argc, char** argv) {
   const char* model = nullptr;
   bool json = false;
+  pw::graph::InputShapes shapes;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
       std::fputs(kUsage, stdout);
@@ -47,6 +59,20 @@ int pw_cmd_width(int argc, char** argv) {
     }
     if (!std::strcmp(argv[i], "--json")) {
       json = true;
+    } else if (!std::strcmp(argv[i], "--input-shape") ||
+               !std::strncmp(argv[i], "--input-shape=", 14)) {
+      const char* v = argv[i][13] == '=' ? argv[i] + 14 : (i + 1 < argc ? argv[++i] : nullptr);
+      pw::graph::InputShapes more;
+      std::string err;
+      if (!v) {
+        std::fprintf(stderr, "parwidth: error: width: --input-shape wants NAME=DxDx...\n");
+        return 2;
+      }
+      if (pw::graph::input_shapes_parse(v, &more, &err) != pw::graph::Status::kOk) {
+        std::fprintf(stderr, "parwidth: error: width: %s\n", err.c_str());
+        return 2;
+      }
+      for (auto& [k, d] : more) shapes[k] = d;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
       std::fprintf(stderr, "parwidth: error: width: unknown option %s\n", argv[i]);
       return 2;
@@ -64,8 +90,11 @@ int pw_cmd_width(int argc, char** argv) {
   pw::graph::Graph g;
   pw::graph::Stats s;
   std::string err;
+  std::vector<std::string> warnings;
   pw::graph::Status st = pw::graph::model_load(model, &g, &err);
+  if (st == pw::graph::Status::kOk) st = pw::graph::shapes_infer(&g, shapes, &warnings, &err);
   if (st == pw::graph::Status::kOk) st = pw::graph::stats_compute(g, &s, &err);
+  for (const std::string& w : warnings) std::fprintf(stderr, "parwidth: warning: %s\n", w.c_str());
   if (st != pw::graph::Status::kOk) {
     // One line: a multi-line message would break scripts that read stderr line by line.
     for (char& c : err)

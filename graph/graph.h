@@ -33,16 +33,107 @@ enum class Format { kAuto, kOnnx, kTfGraphDef, kTfSavedModel, kJson };
 
 const char* format_name(Format f);  // "onnx", "tf-graphdef", "tf-savedmodel", "json"
 
+// Element types, numbered as ONNX's TensorProto.DataType (TF's DataType is mapped onto it).
+enum class DType : int32_t {
+  kUnknown = 0,
+  kFloat = 1,
+  kUint8 = 2,
+  kInt8 = 3,
+  kUint16 = 4,
+  kInt16 = 5,
+  kInt32 = 6,
+  kInt64 = 7,
+  kString = 8,
+  kBool = 9,
+  kFloat16 = 10,
+  kDouble = 11,
+  kUint32 = 12,
+  kUint64 = 13,
+  kBfloat16 = 16,
+};
+
+const char* dtype_name(DType t);  // "float", "int64", ...; "unknown"
+int dtype_size(DType t);          // bytes per element; 4 when unknown (string: 8)
+
+// Most elements a folded constant (TensorInfo::values) may hold: hostile models cannot
+// make shape inference allocate without bound.
+constexpr size_t kMaxFoldedElements = 4096;
+
+// What is known statically about one tensor. A dim of -1 is unknown; rank -1 (dims empty)
+// means even the rank is unknown; a scalar has rank 0 and no dims.
+struct TensorInfo {
+  std::vector<int64_t> dims;
+  int rank = -1;
+  DType dtype = DType::kUnknown;
+  // Integer (and bool) element values, row-major, when known: small initializers and
+  // Constants with data, and what shapes_infer folds from them (Shape, Gather, Concat,
+  // Unsqueeze, arithmetic on such): Reshape targets, Slice bounds. At most
+  // kMaxFoldedElements values.
+  std::vector<int64_t> values;
+  bool has_values = false;
+  bool constant = false;  // an initializer / Constant / Const (weights stripped or not)
+
+  bool known() const;        // rank known and every dim >= 0
+  int64_t elements() const;  // product of dims; -1 unless known() (saturates at 2^62)
+};
+
+// One attribute of an ONNX node or a TF NodeDef, generically. TF attrs map as: i and b ->
+// kInt, f -> kFloat, s -> kString, type -> kInt (a DType), list(i) -> kInts, list(f) ->
+// kFloats, list(s) -> kStrings, shape -> kInts (dims, -1 unknown), tensor -> kTensor.
+// list(shape) (TF's _output_shapes) -> kShapes. ONNX graph-valued attributes are kGraph
+// (their bodies are in Graph::subgraphs).
+struct Attr {
+  enum class Kind {
+    kInt,
+    kFloat,
+    kString,
+    kInts,
+    kFloats,
+    kStrings,
+    kTensor,
+    kGraph,
+    kShapes,
+    kOther
+  };
+  std::string name;
+  Kind kind = Kind::kOther;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+  std::vector<std::string> strings;
+  TensorInfo tensor;               // kTensor: dims, dtype, small integer values
+  std::vector<TensorInfo> shapes;  // kShapes: dims and rank of each (dtype unknown)
+};
+
 struct Node {
   std::string name;
   std::string op;
   std::vector<std::string> inputs;   // as written in the file; control inputs as "^name"
-  std::vector<std::string> outputs;  // tensor names (ONNX); TF nodes output "name:i"
+  std::vector<std::string> outputs;  // tensor names (ONNX); TF: filled by shapes_infer, "name:i"
   std::vector<uint32_t> preds;       // resolved predecessors (data and control), indices
   int64_t operand0 = -1;             // producer of data input 0, or -1 (Gather rule)
-  std::vector<int64_t> shape;        // first output's dims where known (-1: unknown dim)
+  // Where each entry of inputs comes from: node index and its output index. node -1: not a
+  // node of this graph (graph input, initializer, outer value, omitted input); control
+  // inputs have output -1.
+  struct Source {
+    int64_t node = -1;
+    int output = 0;
+  };
+  std::vector<Source> sources;  // parallel to inputs
+  std::vector<int64_t> shape;   // first output's dims where known (-1: unknown dim)
   bool heavy = false;
-  double flops = -1;  // this node's FLOPs, < 0 when unknown
+  double flops = -1;        // this node's FLOPs, < 0 when unknown (graph/README.md, per op)
+  double bytes = -1;        // bytes read (inputs incl. weights) + written (outputs), < 0 unknown
+  std::vector<Attr> attrs;  // the node's attributes, in file order
+  std::vector<TensorInfo> out;  // per output (parallel to outputs), set by shapes_infer
+
+  const Attr* attr(const std::string& n) const;  // nullptr when absent
+  int64_t attr_int(const std::string& n, int64_t dflt) const;
+  double attr_float(const std::string& n, double dflt) const;
+  std::string attr_string(const std::string& n, const std::string& dflt) const;
+  std::vector<int64_t> attr_ints(const std::string& n) const;  // empty when absent
 };
 
 struct Graph {
@@ -55,7 +146,40 @@ struct Graph {
   // statistic (DESIGN: they count as their own graphs). Subgraphs have no subgraphs.
   std::vector<Graph> subgraphs;
   std::string note;  // how the executed graph was chosen (SavedModel), empty otherwise
+  // Graph inputs in file order (ONNX inputs that are not initializers; TF Placeholders)
+  // and ONNX graph outputs.
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  // Tensors the file describes by name: ONNX initializers (constant, with values when they
+  // are small integers), graph inputs and outputs, value_info.
+  std::map<std::string, TensorInfo> tensors;
 };
+
+// ---------------------------------------------------------------- shapes and costs
+
+// Shapes a user gives for graph inputs, by name (a TF name may carry ":0").
+using InputShapes = std::map<std::string, std::vector<int64_t>>;
+
+// Parses "name=1x3x224x224,name2=8x16" (--input-shape, PARWIDTH_INPUT_SHAPES); "name="
+// is a scalar. kBadFormat with *err naming the bad entry.
+Status input_shapes_parse(const std::string& text, InputShapes* out, std::string* err);
+
+// Infers every node's outputs (Node::out, Node::shape; TF nodes get outputs "name:i"),
+// folds small integer constants, and sets each node's flops and bytes (graph/README.md,
+// "Costs per operator"). Graph input shapes come from `given`, else from the file; an
+// unknown or symbolic dim of a graph input becomes 1, with a warning. An op it cannot
+// infer: one warning per op type; its outputs and all that depends on them stay unknown
+// (-1, never guessed) and it costs the documented default. Subgraphs are inferred too
+// (values from the enclosing graph unknown). Idempotent. Fails only with kNoMemory or
+// kInternal; warnings are appended to *warnings (may be null), never printed.
+Status shapes_infer(Graph* g, const InputShapes& given, std::vector<std::string>* warnings,
+                    std::string* err);
+
+// The FLOPs and bytes of one node given its inputs' TensorInfo (`in`, parallel to
+// node.inputs; default TensorInfo for an omitted or unknown input) and node.out. < 0 when
+// not known. shapes_infer uses it; public for tests and executors.
+void node_cost(const Node& node, Format format, const std::vector<TensorInfo>& in, double* flops,
+               double* bytes);
 
 struct Stats {
   std::string source;  // "<format>:<path>"
@@ -67,6 +191,14 @@ struct Stats {
   uint64_t max_level_width = 0;     // most heavy nodes sharing one depth
   double weighted_parallelism = 1;  // total cost / most expensive path cost (1 when H = 0)
   std::string costs = "unit";       // "flops" when every heavy node's FLOPs are known
+  // Over every node (heavy or not) whose flops are known: total work, the costliest path
+  // (span) and their ratio; 1 when there is no work. known_flops_nodes counts the nodes
+  // that had FLOPs (the others count 0 here).
+  double work_flops = 0;
+  double span_flops = 0;
+  double work_over_span = 1;
+  double bytes = 0;  // sum of the known per-node bytes
+  uint64_t known_flops_nodes = 0;
   std::map<std::string, uint64_t> heavy_by_type;
   std::vector<Stats> subgraphs;  // one per Graph::subgraphs entry, same order
   std::string note;

@@ -10,6 +10,7 @@
 // Control-flow bodies (graph-valued attributes of If/Loop/Scan) become Graph::subgraphs;
 // the values they read from the enclosing graph become edges into the control-flow node,
 // so the main graph's order stays right without counting the bodies' heavy ops.
+#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -22,6 +23,217 @@ namespace {
 
 using proto::Field;
 using proto::Reader;
+
+constexpr size_t kMaxAttrList = 65536;  // longer attribute lists are dropped (kOther)
+
+// Little-endian integer of `width` bytes at p, sign-extended when `sign`.
+int64_t le_int(const char* p, int width, bool sign) {
+  uint64_t v = 0;
+  for (int i = 0; i < width; ++i) v |= uint64_t(static_cast<uint8_t>(p[i])) << (8 * i);
+  if (sign && width < 8 && (v >> (8 * width - 1)) & 1) v |= ~uint64_t{0} << (8 * width);
+  return static_cast<int64_t>(v);
+}
+
+bool is_int_type(DType t) {
+  switch (t) {
+    case DType::kUint8:
+    case DType::kInt8:
+    case DType::kUint16:
+    case DType::kInt16:
+    case DType::kInt32:
+    case DType::kInt64:
+    case DType::kBool:
+    case DType::kUint32:
+    case DType::kUint64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// TensorProto -> name and TensorInfo (dims 1, data_type 2, int32_data 5, int64_data 7,
+// name 8, raw_data 9, uint64_data 11). Integer values are kept when there are at most
+// kMaxFoldedElements of them; weights are never copied.
+bool onnx_tensor(std::string_view bytes, int depth, std::string* name, TensorInfo* t,
+                 const char** why) {
+  Reader r(bytes, depth);
+  Field f;
+  std::vector<int64_t> ints;
+  std::string_view raw;
+  bool have_raw = false, too_many = false;
+  int64_t dtype = 0;
+  while (r.next(&f)) {
+    if (f.number == 1) {
+      if (!proto::read_int64s(f, [&](int64_t v) {
+            if (t->dims.size() < 1024) t->dims.push_back(v);
+          })) {
+        *why = "malformed tensor dims";
+        return false;
+      }
+    } else if (f.number == 2 && f.wire == proto::kVarint) {
+      dtype = static_cast<int64_t>(f.varint);
+    } else if (f.number == 5 || f.number == 7 || f.number == 11) {
+      const bool sign32 = f.number == 5;
+      if (!proto::read_int64s(f, [&](int64_t v) {
+            if (ints.size() >= kMaxFoldedElements) {
+              too_many = true;
+              return;
+            }
+            ints.push_back(sign32 ? int64_t(int32_t(v)) : v);
+          })) {
+        *why = "malformed tensor data";
+        return false;
+      }
+    } else if (f.number == 8 && f.wire == proto::kLen) {
+      name->assign(f.bytes);
+    } else if (f.number == 9 && f.wire == proto::kLen) {
+      raw = f.bytes;
+      have_raw = true;
+    }
+  }
+  if (!r.ok()) {
+    *why = r.error();
+    return false;
+  }
+  for (int64_t& d : t->dims)
+    if (d < 0) d = -1;
+  t->rank = static_cast<int>(t->dims.size());
+  t->dtype = dtype >= 0 && dtype <= 16 ? static_cast<DType>(dtype) : DType::kUnknown;
+  t->constant = true;
+  const int64_t n = t->elements();
+  if (!is_int_type(t->dtype) || n < 0 || n > int64_t(kMaxFoldedElements) || too_many) return true;
+  if (have_raw) {
+    const int w = dtype_size(t->dtype);
+    if (raw.size() != size_t(n) * size_t(w)) return true;
+    const bool sign = t->dtype != DType::kUint8 && t->dtype != DType::kUint16 &&
+                      t->dtype != DType::kUint32 && t->dtype != DType::kBool;
+    for (int64_t i = 0; i < n; ++i) t->values.push_back(le_int(raw.data() + i * w, w, sign));
+    t->has_values = true;
+  } else if (ints.size() == size_t(n)) {
+    t->values = std::move(ints);
+    t->has_values = true;
+  }
+  return true;
+}
+
+// AttributeProto (name 1, f 2, i 3, s 4, t 5, g 6, floats 7, ints 8, strings 9, graphs 11,
+// type 20) -> Attr; graph bodies are handed back for the caller to read.
+bool onnx_attr(std::string_view bytes, int depth, Attr* a, std::vector<std::string_view>* graphs,
+               const char** why) {
+  Reader r(bytes, depth);
+  Field f;
+  int64_t type = 0;
+  bool has_f = false, has_i = false, has_s = false, has_t = false;
+  while (r.next(&f)) {
+    switch (f.number) {
+      case 1:
+        if (f.wire == proto::kLen) a->name.assign(f.bytes);
+        break;
+      case 2:
+        if (f.wire == proto::kFixed32) {
+          uint32_t u = static_cast<uint32_t>(f.varint);
+          float v;
+          std::memcpy(&v, &u, 4);
+          a->f = v;
+          has_f = true;
+        }
+        break;
+      case 3:
+        if (f.wire == proto::kVarint) a->i = static_cast<int64_t>(f.varint), has_i = true;
+        break;
+      case 4:
+        if (f.wire == proto::kLen) a->s.assign(f.bytes), has_s = true;
+        break;
+      case 5:
+        if (f.wire == proto::kLen) {
+          std::string ignored;
+          if (!onnx_tensor(f.bytes, depth + 1, &ignored, &a->tensor, why)) return false;
+          has_t = true;
+        }
+        break;
+      case 6:
+      case 11:
+        if (f.wire == proto::kLen) graphs->push_back(f.bytes);
+        break;
+      case 7:
+        if (f.wire == proto::kFixed32 && a->floats.size() < kMaxAttrList) {
+          uint32_t u = static_cast<uint32_t>(f.varint);
+          float v;
+          std::memcpy(&v, &u, 4);
+          a->floats.push_back(v);
+        } else if (f.wire == proto::kLen) {
+          for (size_t k = 0; k + 4 <= f.bytes.size() && a->floats.size() < kMaxAttrList; k += 4) {
+            float v;
+            std::memcpy(&v, f.bytes.data() + k, 4);
+            a->floats.push_back(v);
+          }
+        }
+        break;
+      case 8:
+        if (!proto::read_int64s(f, [&](int64_t v) {
+              if (a->ints.size() < kMaxAttrList) a->ints.push_back(v);
+            })) {
+          *why = "malformed attribute ints";
+          return false;
+        }
+        break;
+      case 9:
+        if (f.wire == proto::kLen && a->strings.size() < kMaxAttrList)
+          a->strings.emplace_back(f.bytes);
+        break;
+      case 20:
+        if (f.wire == proto::kVarint) type = static_cast<int64_t>(f.varint);
+        break;
+      default:
+        break;
+    }
+  }
+  if (!r.ok()) {
+    *why = r.error();
+    return false;
+  }
+  // AttributeType: FLOAT 1, INT 2, STRING 3, TENSOR 4, GRAPH 5, FLOATS 6, INTS 7, STRINGS 8.
+  // Old exporters omit the type; then the field that is present decides.
+  using K = Attr::Kind;
+  switch (type) {
+    case 1:
+      a->kind = K::kFloat;
+      break;
+    case 2:
+      a->kind = K::kInt;
+      break;
+    case 3:
+      a->kind = K::kString;
+      break;
+    case 4:
+      a->kind = K::kTensor;
+      break;
+    case 5:
+    case 10:
+      a->kind = K::kGraph;
+      break;
+    case 6:
+      a->kind = K::kFloats;
+      break;
+    case 7:
+      a->kind = K::kInts;
+      break;
+    case 8:
+      a->kind = K::kStrings;
+      break;
+    default:
+      a->kind = has_f                 ? K::kFloat
+                : has_i               ? K::kInt
+                : has_s               ? K::kString
+                : has_t               ? K::kTensor
+                : !graphs->empty()    ? K::kGraph
+                : !a->ints.empty()    ? K::kInts
+                : !a->floats.empty()  ? K::kFloats
+                : !a->strings.empty() ? K::kStrings
+                                      : K::kOther;
+  }
+  return true;
+}
 
 // Names visible in one graph; subgraphs see their ancestors' names through parent.
 struct Scope {
@@ -68,9 +280,7 @@ class OnnxReader {
   bool check(const Reader& r, const char* what) {
     return r.ok() ? true : bad(std::string("onnx: ") + what + ": " + r.error());
   }
-  bool tensor_info(std::string_view bytes, int depth, std::string* name,
-                   std::vector<int64_t>* dims);
-  bool value_info(std::string_view bytes, int depth, Scope* scope);
+  bool value_info(std::string_view bytes, int depth, Scope* scope, Graph* g, bool input);
   bool node(std::string_view bytes, int depth, const Scope* scope, const std::string& gname,
             size_t index, RawNode* out);
   void classify(RawNode* rn, const Scope& scope);
@@ -89,25 +299,11 @@ int64_t product(const std::vector<int64_t>& d, size_t from) {
   return p;
 }
 
-bool OnnxReader::tensor_info(std::string_view bytes, int depth, std::string* name,
-                             std::vector<int64_t>* dims) {
-  Reader r(bytes, depth);
-  Field f;
-  while (r.next(&f)) {
-    if (f.number == 1) {
-      if (!proto::read_int64s(f, [&](int64_t v) { dims->push_back(v); }))
-        return bad("onnx: malformed tensor dims");
-    } else if (f.number == 8 && f.wire == proto::kLen) {
-      name->assign(f.bytes);
-    }
-  }
-  return check(r, "tensor");
-}
-
-bool OnnxReader::value_info(std::string_view bytes, int depth, Scope* scope) {
+bool OnnxReader::value_info(std::string_view bytes, int depth, Scope* scope, Graph* g, bool input) {
   std::string name;
   std::vector<int64_t> dims;
   bool has_shape = false;
+  int64_t elem = 0;
   Reader r(bytes, depth);
   Field f;
   while (r.next(&f)) {
@@ -120,6 +316,7 @@ bool OnnxReader::value_info(std::string_view bytes, int depth, Scope* scope) {
       Reader tensor(tf.bytes, depth + 2);  // TypeProto.Tensor
       Field sf;
       while (tensor.next(&sf)) {
+        if (sf.number == 1 && sf.wire == proto::kVarint) elem = static_cast<int64_t>(sf.varint);
         if (sf.number != 2 || sf.wire != proto::kLen) continue;
         has_shape = true;
         Reader shape(sf.bytes, depth + 3);  // TensorShapeProto
@@ -132,7 +329,8 @@ bool OnnxReader::value_info(std::string_view bytes, int depth, Scope* scope) {
           while (dim.next(&vf))
             if (vf.number == 1 && vf.wire == proto::kVarint) v = static_cast<int64_t>(vf.varint);
           if (!check(dim, "dimension")) return false;
-          dims.push_back(v);
+          if (dims.size() >= 1024) return bad("onnx: a tensor of rank over 1024");
+          dims.push_back(v < 0 ? -1 : v);
         }
         if (!check(shape, "shape")) return false;
       }
@@ -141,7 +339,16 @@ bool OnnxReader::value_info(std::string_view bytes, int depth, Scope* scope) {
     if (!check(type, "type")) return false;
   }
   if (!check(r, "value info")) return false;
-  if (has_shape && !name.empty()) scope->shapes[name] = std::move(dims);
+  if (name.empty()) return true;
+  if (input) g->inputs.push_back(name);
+  TensorInfo& t = g->tensors[name];
+  if (t.constant) return true;  // an initializer listed as an input too: its dims win
+  t.dtype = elem >= 0 && elem <= 16 ? static_cast<DType>(elem) : DType::kUnknown;
+  if (has_shape) {
+    t.dims = dims;
+    t.rank = static_cast<int>(dims.size());
+    scope->shapes[name] = std::move(dims);
+  }
   return true;
 }
 
@@ -167,19 +374,14 @@ bool OnnxReader::node(std::string_view bytes, int depth, const Scope* scope,
         n.op.assign(f.bytes);
         break;
       case 5: {
-        std::string aname;
         std::vector<std::string_view> graphs;
-        Reader a(f.bytes, depth + 1);
-        Field af;
-        int64_t i = 0;
-        while (a.next(&af)) {
-          if (af.number == 1 && af.wire == proto::kLen) aname.assign(af.bytes);
-          if (af.number == 3 && af.wire == proto::kVarint) i = static_cast<int64_t>(af.varint);
-          if ((af.number == 6 || af.number == 11) && af.wire == proto::kLen)
-            graphs.push_back(af.bytes);
-        }
-        if (!check(a, "attribute")) return false;
-        if (aname == "transA") out->trans_a = i;
+        Attr at;
+        const char* why = nullptr;
+        if (!onnx_attr(f.bytes, depth + 1, &at, &graphs, &why))
+          return bad(std::string("onnx: attribute: ") + (why ? why : "malformed"));
+        const std::string aname = at.name;
+        if (aname == "transA") out->trans_a = at.i;
+        if (n.attrs.size() < 4096) n.attrs.push_back(std::move(at));
         for (size_t k = 0; k < graphs.size(); ++k)
           bodies.emplace_back(graphs.size() == 1 ? aname : aname + "[" + std::to_string(k) + "]",
                               graphs[k]);
@@ -268,13 +470,22 @@ bool OnnxReader::graph(std::string_view bytes, int depth, const Scope* parent,
         if (!check(sp, "sparse initializer")) return false;
       }
       std::string tname;
-      std::vector<int64_t> dims;
-      if (!tensor_info(t, depth + 2, &tname, &dims)) return false;
+      TensorInfo info;
+      const char* why = nullptr;
+      if (!onnx_tensor(t, depth + 2, &tname, &info, &why))
+        return bad(std::string("onnx: tensor: ") + (why ? why : "malformed"));
       scope.consts.insert(tname);
       defined.insert(tname);
-      scope.shapes[tname] = std::move(dims);
+      scope.shapes[tname] = info.dims;
+      g->tensors[tname] = std::move(info);
     } else if (f.number == 11 || f.number == 12 || f.number == 13) {
-      if (!value_info(f.bytes, depth + 1, &scope)) return false;
+      if (!value_info(f.bytes, depth + 1, &scope, g, f.number == 11)) return false;
+      if (f.number == 12) {
+        Reader vi(f.bytes, depth + 1);
+        Field vf;
+        while (vi.next(&vf))
+          if (vf.number == 1 && vf.wire == proto::kLen) g->outputs.emplace_back(vf.bytes);
+      }
       if (f.number == 11) {  // graph inputs are defined names
         Reader vi(f.bytes, depth + 1);
         Field vf;
@@ -284,6 +495,13 @@ bool OnnxReader::graph(std::string_view bytes, int depth, const Scope* parent,
     }
   }
   if (!check(r, "graph")) return false;
+  // Initializers listed among the inputs (old exporters) are weights, not inputs.
+  {
+    std::vector<std::string> real;
+    for (std::string& in : g->inputs)
+      if (!scope.consts.count(in)) real.push_back(std::move(in));
+    g->inputs = std::move(real);
+  }
   if (node_bytes.size() > kMaxNodes) return bad("onnx: too many nodes", Status::kTooLarge);
 
   std::vector<RawNode> raw(node_bytes.size());
@@ -299,20 +517,31 @@ bool OnnxReader::graph(std::string_view bytes, int depth, const Scope* parent,
     for (const std::string& o : raw[i].node.outputs)
       if (!o.empty()) producer.emplace(o, static_cast<uint32_t>(i));
 
-  auto link = [&](const std::string& in, Node* n, bool first) {
+  std::unordered_map<std::string, int> out_index;
+  for (size_t i = 0; i < raw.size(); ++i)
+    for (size_t k = 0; k < raw[i].node.outputs.size(); ++k)
+      if (!raw[i].node.outputs[k].empty())
+        out_index.emplace(raw[i].node.outputs[k], static_cast<int>(k));
+  auto link = [&](const std::string& in, Node* n, bool first, Node::Source* src) {
     if (in.empty()) return;  // an omitted optional input
     auto it = producer.find(in);
     if (it != producer.end()) {
       n->preds.push_back(it->second);
       if (first) n->operand0 = it->second;
+      if (src) {  // a data input (not a name read by a subgraph)
+        src->node = it->second;
+        src->output = out_index[in];
+      }
     } else if (!defined.count(in) && free_names) {
       free_names->insert(in);  // read from an enclosing graph
     }
   };
   g->nodes.reserve(raw.size());
   for (RawNode& rn : raw) {
-    for (size_t k = 0; k < rn.node.inputs.size(); ++k) link(rn.node.inputs[k], &rn.node, k == 0);
-    for (const std::string& in : rn.implicit) link(in, &rn.node, false);
+    rn.node.sources.assign(rn.node.inputs.size(), Node::Source{});
+    for (size_t k = 0; k < rn.node.inputs.size(); ++k)
+      link(rn.node.inputs[k], &rn.node, k == 0, &rn.node.sources[k]);
+    for (const std::string& in : rn.implicit) link(in, &rn.node, false, nullptr);
     classify(&rn, scope);
     if (!rn.node.outputs.empty())
       if (const auto* s = scope.shape(rn.node.outputs[0])) rn.node.shape = *s;

@@ -53,6 +53,17 @@ Status stats_one(const Graph& g, Stats* out, std::string* err) {
   }
   flops = flops && s.heavy > 0;
   s.costs = flops ? "flops" : "unit";
+  // Work and span in FLOPs over every node with known FLOPs (unknown ones count 0).
+  std::vector<double> fl(n, 0.0), fl_pred(n, 0.0);
+  for (size_t v = 0; v < n; ++v) {
+    const Node& node = g.nodes[v];
+    if (node.flops >= 0) {
+      fl[v] = node.flops;
+      s.work_flops += node.flops;
+      ++s.known_flops_nodes;
+    }
+    if (node.bytes > 0) s.bytes += node.bytes;
+  }
   std::vector<double> cost(n, 0.0), pred_max(n, 0.0);
   double total = 0, span = 0;
   for (size_t v = 0; v < n; ++v)
@@ -76,12 +87,15 @@ Status stats_one(const Graph& g, Stats* out, std::string* err) {
     }
     s.layers = std::max<uint64_t>(s.layers, depth[v]);
     span = std::max(span, path[v]);
+    s.span_flops = std::max(s.span_flops, fl[v]);
     for (uint32_t i = succ_begin[v]; i < succ_begin[v + 1]; ++i) {
       const uint32_t w = succ[i];
       depth[w] = std::max(depth[w], depth[v]);
       pred_max[w] = std::max(pred_max[w], path[v]);
+      fl_pred[w] = std::max(fl_pred[w], fl[v]);
       if (--indeg[w] == 0) {
         path[w] += pred_max[w];
+        fl[w] += fl_pred[w];
         order.push_back(w);
       }
     }
@@ -95,6 +109,7 @@ Status stats_one(const Graph& g, Stats* out, std::string* err) {
   s.avg_width = s.layers == 0 ? 1 : std::max<uint64_t>(1, s.heavy / s.layers);
   for (uint64_t c : level_count) s.max_level_width = std::max(s.max_level_width, c);
   s.weighted_parallelism = span > 0 ? total / span : 1.0;
+  s.work_over_span = s.span_flops > 0 ? s.work_flops / s.span_flops : 1.0;
   *out = std::move(s);
   return Status::kOk;
 }

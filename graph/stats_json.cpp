@@ -60,6 +60,15 @@ void append_stats(std::string* o, const Stats& s, bool top) {
   append_double(o, s.weighted_parallelism);
   *o += ",\"costs\":";
   append_string(o, s.costs);
+  *o += ",\"work_flops\":";
+  append_double(o, s.work_flops);
+  *o += ",\"span_flops\":";
+  append_double(o, s.span_flops);
+  *o += ",\"work_over_span\":";
+  append_double(o, s.work_over_span);
+  *o += ",\"bytes\":";
+  append_double(o, s.bytes);
+  *o += ",\"flops_known_nodes\":" + std::to_string(s.known_flops_nodes);
   *o += ",\"heavy_by_type\":{";
   bool first = true;
   for (const auto& [op, count] : s.heavy_by_type) {

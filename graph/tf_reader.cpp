@@ -11,6 +11,7 @@
 // the function's body, recursively, as TF's function inlining does before execution. A TF2
 // SavedModel's main graph holds little besides such calls. Each library function is also
 // reported on its own as a subgraph; bodies of If/While/Case are reported that way only.
+#include <cstring>
 #include <unordered_map>
 
 #include "graph/heavy_ops.h"
@@ -22,21 +23,6 @@ namespace {
 
 using proto::Field;
 using proto::Reader;
-
-struct TfNode {
-  std::string name, op, call;  // call: function named by attr "f" (or op itself)
-  std::vector<std::string> inputs;
-};
-
-struct TfFunction {
-  std::string name;
-  std::vector<std::string> args, outs;
-  std::unordered_map<std::string, std::string> ret;
-  std::vector<TfNode> nodes;
-};
-
-using Library = std::unordered_map<std::string, TfFunction>;
-using ArgMap = std::unordered_map<std::string, std::vector<uint32_t>>;
 
 struct Ctx {
   std::string* err;
@@ -52,6 +38,256 @@ struct Ctx {
     return r.ok() ? true : bad(std::string(what) + ": " + r.error());
   }
 };
+
+struct TfNode {
+  std::string name, op, call;  // call: function named by attr "f" (or op itself)
+  std::vector<std::string> inputs;
+  std::vector<Attr> attrs;
+};
+
+constexpr size_t kMaxAttrList = 65536;
+
+// TF DataType -> DType (ONNX numbering): FLOAT 1, DOUBLE 2, INT32 3, UINT8 4, INT16 5,
+// INT8 6, STRING 7, INT64 9, BOOL 10, BFLOAT16 14, UINT16 17, HALF 19, UINT32 22, UINT64 23.
+// Reference types (+100) map like their base type.
+DType tf_dtype(int64_t t) {
+  if (t > 100) t -= 100;
+  switch (t) {
+    case 1:
+      return DType::kFloat;
+    case 2:
+      return DType::kDouble;
+    case 3:
+      return DType::kInt32;
+    case 4:
+      return DType::kUint8;
+    case 5:
+      return DType::kInt16;
+    case 6:
+      return DType::kInt8;
+    case 7:
+      return DType::kString;
+    case 9:
+      return DType::kInt64;
+    case 10:
+      return DType::kBool;
+    case 14:
+      return DType::kBfloat16;
+    case 17:
+      return DType::kUint16;
+    case 19:
+      return DType::kFloat16;
+    case 22:
+      return DType::kUint32;
+    case 23:
+      return DType::kUint64;
+    default:
+      return DType::kUnknown;
+  }
+}
+
+// TensorShapeProto (dim 2 {size 1}, unknown_rank 3) -> dims (-1 unknown); false: rank unknown.
+bool tf_shape(std::string_view bytes, int depth, std::vector<int64_t>* dims, Ctx* c) {
+  Reader r(bytes, depth);
+  Field f;
+  bool unknown_rank = false;
+  while (r.next(&f)) {
+    if (f.number == 3 && f.wire == proto::kVarint && f.varint) unknown_rank = true;
+    if (f.number != 2 || f.wire != proto::kLen) continue;
+    int64_t v = -1;
+    Reader d(f.bytes, depth + 1);
+    Field df;
+    while (d.next(&df))
+      if (df.number == 1 && df.wire == proto::kVarint) v = static_cast<int64_t>(df.varint);
+    if (!c->check(d, "shape dim")) return false;
+    if (dims->size() >= 1024) return c->bad("a shape of rank over 1024");
+    dims->push_back(v < 0 ? -1 : v);
+  }
+  c->check(r, "shape");
+  return !unknown_rank;
+}
+
+// TensorProto (dtype 1, tensor_shape 2, tensor_content 4, int_val 7, int64_val 10,
+// bool_val 11) -> TensorInfo with small integer values.
+bool tf_tensor(std::string_view bytes, int depth, TensorInfo* t, Ctx* c) {
+  Reader r(bytes, depth);
+  Field f;
+  std::vector<int64_t> ints;
+  std::string_view content;
+  bool too_many = false;
+  while (r.next(&f)) {
+    if (f.number == 1 && f.wire == proto::kVarint) t->dtype = tf_dtype(int64_t(f.varint));
+    if (f.number == 2 && f.wire == proto::kLen) {
+      t->dims.clear();
+      if (!tf_shape(f.bytes, depth + 1, &t->dims, c) && c->status != Status::kOk) return false;
+    }
+    if (f.number == 4 && f.wire == proto::kLen) content = f.bytes;
+    if (f.number == 7 || f.number == 10 || f.number == 11) {
+      const bool i32 = f.number == 7;
+      if (!proto::read_int64s(f, [&](int64_t v) {
+            if (ints.size() >= kMaxFoldedElements) {
+              too_many = true;
+              return;
+            }
+            ints.push_back(i32 ? int64_t(int32_t(v)) : v);
+          }))
+        return c->bad("malformed tensor values");
+    }
+  }
+  if (!c->check(r, "tensor")) return false;
+  t->rank = static_cast<int>(t->dims.size());
+  t->constant = true;
+  const int64_t n = t->elements();
+  const bool integral =
+      t->dtype == DType::kInt32 || t->dtype == DType::kInt64 || t->dtype == DType::kBool;
+  if (!integral || n < 0 || n > int64_t(kMaxFoldedElements) || too_many) return true;
+  const size_t w = static_cast<size_t>(dtype_size(t->dtype));
+  if (!content.empty()) {
+    if (content.size() != size_t(n) * w) return true;
+    for (int64_t i = 0; i < n; ++i) {
+      uint64_t v = 0;
+      for (size_t b = 0; b < w; ++b)
+        v |= uint64_t(static_cast<uint8_t>(content[size_t(i) * w + b])) << (8 * b);
+      t->values.push_back(w == 4 ? int64_t(int32_t(uint32_t(v))) : static_cast<int64_t>(v));
+    }
+    t->has_values = true;
+  } else if (ints.size() == size_t(n)) {
+    t->values = std::move(ints);
+    t->has_values = true;
+  } else if (!ints.empty() && ints.size() < size_t(n)) {  // TF repeats the last value
+    t->values = ints;
+    t->values.resize(size_t(n), ints.back());
+    t->has_values = true;
+  } else if (ints.empty()) {  // no values at all: zeros, as TF reads it
+    t->values.assign(size_t(n), 0);
+    t->has_values = true;
+  }
+  return true;
+}
+
+// AttrValue (list 1 {s 2, i 3, f 4, b 5, type 6, shape 7}, s 2, i 3, f 4, b 5, type 6,
+// shape 7, tensor 8) -> Attr.
+bool tf_attr(std::string_view bytes, int depth, Attr* a, Ctx* c) {
+  using K = Attr::Kind;
+  Reader r(bytes, depth);
+  Field f;
+  while (r.next(&f)) {
+    switch (f.number) {
+      case 1: {
+        if (f.wire != proto::kLen) break;
+        Reader l(f.bytes, depth + 1);
+        Field lf;
+        a->kind = K::kInts;  // an empty list reads as an empty int list
+        while (l.next(&lf)) {
+          if (lf.number == 2 && lf.wire == proto::kLen && a->strings.size() < kMaxAttrList) {
+            a->strings.emplace_back(lf.bytes);
+            a->kind = K::kStrings;
+          } else if (lf.number == 3 || lf.number == 5 || lf.number == 6) {
+            const bool types = lf.number == 6;
+            if (!proto::read_int64s(lf, [&](int64_t v) {
+                  if (a->ints.size() < kMaxAttrList)
+                    a->ints.push_back(types ? static_cast<int64_t>(tf_dtype(v)) : v);
+                }))
+              return c->bad("malformed attr list");
+          } else if (lf.number == 4) {
+            a->kind = K::kFloats;
+            auto put = [&](uint32_t u) {
+              float v;
+              std::memcpy(&v, &u, 4);
+              if (a->floats.size() < kMaxAttrList) a->floats.push_back(v);
+            };
+            if (lf.wire == proto::kFixed32) put(uint32_t(lf.varint));
+            if (lf.wire == proto::kLen)
+              for (size_t k = 0; k + 4 <= lf.bytes.size(); k += 4) {
+                uint32_t u;
+                std::memcpy(&u, lf.bytes.data() + k, 4);
+                put(u);
+              }
+          } else if (lf.number == 7 && lf.wire == proto::kLen) {
+            TensorInfo t;
+            const bool known = tf_shape(lf.bytes, depth + 2, &t.dims, c);
+            if (c->status != Status::kOk) return false;
+            a->kind = K::kShapes;
+            if (known)
+              t.rank = static_cast<int>(t.dims.size());
+            else
+              t.dims.clear();
+            if (a->shapes.size() < 1024) a->shapes.push_back(std::move(t));
+          }
+        }
+        if (!c->check(l, "attr list")) return false;
+        break;
+      }
+      case 2:
+        if (f.wire == proto::kLen) a->s.assign(f.bytes), a->kind = K::kString;
+        break;
+      case 3:
+      case 5:
+        if (f.wire == proto::kVarint) a->i = static_cast<int64_t>(f.varint), a->kind = K::kInt;
+        break;
+      case 6:  // a type: kept as a DType
+        if (f.wire == proto::kVarint)
+          a->i = static_cast<int64_t>(tf_dtype(int64_t(f.varint))), a->kind = K::kInt;
+        break;
+      case 4:
+        if (f.wire == proto::kFixed32) {
+          uint32_t u = static_cast<uint32_t>(f.varint);
+          float v;
+          std::memcpy(&v, &u, 4);
+          a->f = v;
+          a->kind = K::kFloat;
+        }
+        break;
+      case 7:
+        if (f.wire == proto::kLen) {
+          a->ints.clear();
+          if (!tf_shape(f.bytes, depth + 1, &a->ints, c)) {
+            if (c->status != Status::kOk) return false;
+            a->kind = K::kOther;  // unknown rank
+          } else {
+            a->kind = K::kInts;
+          }
+        }
+        break;
+      case 8:
+        if (f.wire == proto::kLen) {
+          if (!tf_tensor(f.bytes, depth + 1, &a->tensor, c)) return false;
+          a->kind = K::kTensor;
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return c->check(r, "attr value");
+}
+
+struct TfFunction {
+  std::string name;
+  std::vector<std::string> args, outs;
+  std::unordered_map<std::string, std::string> ret;
+  std::vector<TfNode> nodes;
+};
+
+using Library = std::unordered_map<std::string, TfFunction>;
+// A function argument: the nodes it depends on, and the one value it is (node -1: none).
+struct ArgValue {
+  std::vector<uint32_t> preds;
+  Node::Source src;
+};
+using ArgMap = std::unordered_map<std::string, ArgValue>;
+
+// "^node", "node:1", "node:output:0": the output index (the last number; 0 when none).
+int input_output_index(std::string_view in) {
+  size_t colon = in.rfind(':');
+  if (colon == std::string_view::npos || in[0] == '^') return 0;
+  int v = 0;
+  for (size_t i = colon + 1; i < in.size(); ++i) {
+    if (in[i] < '0' || in[i] > '9' || v > 100000) return 0;
+    v = v * 10 + (in[i] - '0');
+  }
+  return v;
+}
 
 // "^node", "node:1", "node:output:0" -> "node". Control inputs are edges like data inputs.
 std::string_view input_node(std::string_view in) {
@@ -87,6 +323,12 @@ bool node_def(std::string_view bytes, int depth, TfNode* n, Ctx* c) {
       if (ef.number == 2 && ef.wire == proto::kLen) value = ef.bytes;
     }
     if (!c->check(e, "node attr")) return false;
+    if (n->attrs.size() < 4096) {
+      Attr a;
+      a.name.assign(key);
+      if (!tf_attr(value, depth + 2, &a, c)) return false;
+      n->attrs.push_back(std::move(a));
+    }
     if (key != "f") continue;
     Reader v(value, depth + 2);  // AttrValue
     Field vf;
@@ -184,19 +426,24 @@ class Emitter {
       n.name = prefix + t.name;
       n.op = t.op;
       n.inputs = t.inputs;
+      n.attrs = t.attrs;
       g_->nodes.push_back(std::move(n));
     }
     for (size_t i = 0; i < nodes.size(); ++i) {
       const TfNode& t = nodes[i];
-      std::vector<std::vector<uint32_t>> data;  // producers of each data input
+      std::vector<ArgValue> data;  // producers of each data input
       std::vector<uint32_t> preds;
+      std::vector<Node::Source> sources;
       for (const std::string& in : t.inputs) {
-        std::vector<uint32_t> p = resolve(input_node(in), *local, args);
-        preds.insert(preds.end(), p.begin(), p.end());
-        if (in.empty() || in[0] != '^') data.push_back(std::move(p));
+        ArgValue v = resolve(input_node(in), *local, args, input_output_index(in));
+        preds.insert(preds.end(), v.preds.begin(), v.preds.end());
+        const bool control = !in.empty() && in[0] == '^';
+        sources.push_back(control ? Node::Source{-1, -1} : v.src);
+        if (!control) data.push_back(std::move(v));
       }
       Node& n = g_->nodes[base + i];
-      if (!data.empty() && data[0].size() == 1) n.operand0 = data[0][0];
+      n.sources = std::move(sources);
+      if (!data.empty() && data[0].preds.size() == 1) n.operand0 = data[0].preds[0];
       n.preds = std::move(preds);
       const std::string& callee = t.call.empty() ? t.op : t.call;
       auto it = lib_.find(callee);
@@ -216,7 +463,7 @@ class Emitter {
       for (const std::string& out : fn.outs) {
         auto r = fn.ret.find(out);
         if (r == fn.ret.end()) continue;
-        for (uint32_t p : resolve(input_node(r->second), callee_local, &callee_args))
+        for (uint32_t p : resolve(input_node(r->second), callee_local, &callee_args, 0).preds)
           g_->nodes[base + i].preds.push_back(p);
       }
     }
@@ -226,12 +473,12 @@ class Emitter {
   bool capped() const { return capped_; }
 
  private:
-  static std::vector<uint32_t> resolve(std::string_view name,
-                                       const std::unordered_map<std::string, uint32_t>& local,
-                                       const ArgMap* args) {
+  static ArgValue resolve(std::string_view name,
+                          const std::unordered_map<std::string, uint32_t>& local,
+                          const ArgMap* args, int output) {
     std::string key(name);
     auto it = local.find(key);
-    if (it != local.end()) return {it->second};
+    if (it != local.end()) return {{it->second}, {int64_t(it->second), output}};
     if (args) {
       auto a = args->find(key);
       if (a != args->end()) return a->second;
@@ -274,6 +521,8 @@ Status build(std::vector<TfNode>& main, Library& lib, Format format, Graph* out,
   std::unordered_map<std::string, uint32_t> local;
   if (!em.emit(main, "", nullptr, 0, &local)) return c->status;
   classify(&g);
+  for (const Node& n : g.nodes)
+    if (n.op == "Placeholder" || n.op == "PlaceholderWithDefault") g.inputs.push_back(n.name);
   g.note = "main graph with function calls inlined";
   if (em.capped()) g.note += " (inlining stopped at depth " + std::to_string(kMaxInlineDepth) + ")";
   for (auto& [name, fn] : lib) {

@@ -82,8 +82,16 @@ void govern_session(const void* model, size_t size, pwe_session_options* opts, c
   graph::Graph g;
   graph::Stats st;
   std::string err;
-  if (graph::model_parse(model, size, graph::Format::kAuto, &g, &err) != graph::Status::kOk ||
-      graph::stats_compute(g, &st, &err) != graph::Status::kOk) {
+  // Shapes (the model's own input shapes) give each operator its FLOPs, so the
+  // model can plan the session; a graph whose shapes fail still has its width.
+  graph::Status gs = graph::model_parse(model, size, graph::Format::kAuto, &g, &err);
+  if (gs == graph::Status::kOk) {
+    std::vector<std::string> shape_warnings;
+    std::string shape_err;
+    graph::shapes_infer(&g, {}, &shape_warnings, &shape_err);
+    gs = graph::stats_compute(g, &st, &err);
+  }
+  if (gs != graph::Status::kOk) {
     rt::note_framework("engine", "graph", "unreadable", false,
                        "planning without the graph: " + err);
   } else if (st.heavy == 0) {

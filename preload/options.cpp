@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "graph/graph.h"
+
 namespace pw::opt {
 namespace {
 
@@ -75,6 +77,15 @@ const Row kRows[] = {
      }},
     {{"MODEL", "path", "none", "model graph: .onnx, .pb GraphDef or SavedModel dir, .json"},
      [](const char* s, Options* o, std::string* why) { return nonempty(s, &o->model, why); }},
+    {{"INPUT_SHAPES", "name=DxD..,..", "the model's",
+      "shapes of the model's graph inputs for its operator costs, e.g. "
+      "input=1x3x224x224,ids=8x16 (symbolic dims otherwise count as 1)"},
+     [](const char* s, Options* o, std::string* why) {
+       graph::InputShapes parsed;
+       if (graph::input_shapes_parse(s, &parsed, why) != graph::Status::kOk) return false;
+       o->input_shapes = s;
+       return true;
+     }},
     {{"CPUS", "cpu list", "all allowed", "restrict the budget to these CPUs, e.g. 0-3,8"},
      [](const char* s, Options* o, std::string* why) {
        if (!nonempty(s, &o->cpus, why)) return false;
@@ -229,6 +240,7 @@ std::vector<std::string> options_describe(const Options& o) {
       "POOLS=" + num(o.pools),
       "INTRA=" + num(o.intra),
       "MODEL=" + str(o.model),
+      "INPUT_SHAPES=" + str(o.input_shapes),
       "CPUS=" + str(o.cpus),
       std::string("SMT=") + (o.smt ? "1" : "0"),
       std::string("PIN=") + pin_name(o.pin),

@@ -20,6 +20,7 @@ struct Options {
   int pools = 0;  // 0 = plan from the graph
   int intra = 0;  // 0 = plan from the budget
   std::string model;
+  std::string input_shapes;  // "name=1x3x224x224,name2=8x16": graph input shapes for costs
   std::string cpus;
   bool smt = false;
   Pin pin = Pin::kCore;

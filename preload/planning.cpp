@@ -27,11 +27,18 @@ bool env_int(const opt::EnvLookup& env, const char* name, int* out) {
 
 }  // namespace
 
-bool graph_summary(const std::string& path, GraphSummary* out, std::string* err) {
+bool graph_summary(const std::string& path, GraphSummary* out, std::string* err,
+                   const std::string& input_shapes, std::vector<std::string>* shape_warnings) {
   graph::Graph g;
   graph::Stats st;
-  graph::Status s = graph::model_load(path, &g, err);
+  graph::InputShapes shapes;
+  std::vector<std::string> warnings;
+  graph::Status s = graph::input_shapes_parse(input_shapes, &shapes, err);
+  if (s == graph::Status::kOk) s = graph::model_load(path, &g, err);
+  if (s == graph::Status::kOk) s = graph::shapes_infer(&g, shapes, &warnings, err);
   if (s == graph::Status::kOk) s = graph::stats_compute(g, &st, err);
+  if (shape_warnings)
+    shape_warnings->insert(shape_warnings->end(), warnings.begin(), warnings.end());
   if (s != graph::Status::kOk) {
     if (err->empty()) *err = graph::status_name(s);
     return false;
@@ -48,19 +55,20 @@ void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* o
   out->avg_width = static_cast<long>(st.avg_width);
   out->max_level_width = static_cast<long>(st.max_level_width);
   out->weighted_parallelism = st.weighted_parallelism;
+  out->costs = st.costs;
+  out->work_flops = st.work_flops;
+  out->span_flops = st.span_flops;
+  out->work_over_span = st.work_over_span;
   out->costs_known = st.costs == "flops" && !g.nodes.empty();
-  out->costs.ops.clear();
+  out->cost_graph.ops.clear();
   if (out->costs_known) {
-    out->costs.ops.reserve(g.nodes.size());
+    out->cost_graph.ops.reserve(g.nodes.size());
     for (const graph::Node& n : g.nodes) {
       gov::OpCost c;
       c.flops = n.flops > 0 ? n.flops : 0;
-      // Bytes of the first output (float32) where its shape is known.
-      double elems = n.shape.empty() ? 0 : 1;
-      for (int64_t d : n.shape) elems = d >= 0 ? elems * static_cast<double>(d) : 0;
-      c.bytes = 4 * elems;
+      c.bytes = n.bytes > 0 ? n.bytes : 0;
       c.preds = n.preds;
-      out->costs.ops.push_back(std::move(c));
+      out->cost_graph.ops.push_back(std::move(c));
     }
   }
 }
@@ -87,7 +95,7 @@ gov::Plan plan_choose(const opt::Options& o, const opt::EnvLookup& env,
         cache::cache_dir(env), cache::machine_id(machine), cache::budget_id(budget), budget.cores,
         static_cast<int64_t>(time(nullptr)), calibration_found, &warning);
     if (!warning.empty()) warnings->push_back(warning);
-    in.costs = &graph.costs;
+    in.costs = &graph.cost_graph;
     in.model = &model;
   }
   return gov::plan_choose(budget_view(budget), in, po);
@@ -256,7 +264,7 @@ bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::
 
   if (!o.model.empty() && !out->graph.known) {
     // A model that cannot be read costs one warning and a plan without a graph.
-    if (!graph_summary(o.model, &out->graph, &why))
+    if (!graph_summary(o.model, &out->graph, &why, o.input_shapes))
       out->warnings.push_back("PARWIDTH_MODEL " + o.model + ": " + why +
                               "; planning without a graph");
   }

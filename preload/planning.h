@@ -18,10 +18,12 @@ struct GraphSummary {
   std::string source;
   long heavy = 0, layers = 0, avg_width = 1, max_level_width = 1;
   double weighted_parallelism = 1;
+  std::string costs = "unit";  // "flops" when weighted_parallelism used FLOPs
+  double work_flops = 0, span_flops = 0, work_over_span = 1;  // graph/README.md
   // The operators with their FLOPs and bytes, when every heavy operator's
   // FLOPs are known (costs_known); the model plans from it.
   bool costs_known = false;
-  gov::CostGraph costs;
+  gov::CostGraph cost_graph;
 };
 
 struct Planned {
@@ -43,8 +45,13 @@ gov::Plan plan_choose(const opt::Options& o, const opt::EnvLookup& env,
                       const GraphSummary& graph, std::vector<std::string>* warnings,
                       bool* calibration_found);
 
-// Reads a model graph and its width statistics; false with *err if unreadable.
-bool graph_summary(const std::string& path, GraphSummary* out, std::string* err);
+// Reads a model graph, infers its shapes (graph input shapes from input_shapes,
+// "name=1x3x224x224,..." as PARWIDTH_INPUT_SHAPES; the model's own when empty) and computes
+// its width statistics and costs; false with *err if unreadable. Shape warnings (symbolic
+// dims taken as 1, ops without a rule) go to *shape_warnings when non-null.
+bool graph_summary(const std::string& path, GraphSummary* out, std::string* err,
+                   const std::string& input_shapes = {},
+                   std::vector<std::string>* shape_warnings = nullptr);
 
 // The summary (statistics and operator costs) of a graph already read.
 void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* out);

@@ -69,6 +69,10 @@ std::string graph_json(const planning::GraphSummary& g) {
   w.key("avg_width").value(g.avg_width);
   w.key("max_level_width").value(g.max_level_width);
   w.key("weighted_parallelism").value(g.weighted_parallelism);
+  w.key("costs").value(g.costs);
+  w.key("work_flops").value(g.work_flops);
+  w.key("span_flops").value(g.span_flops);
+  w.key("work_over_span").value(g.work_over_span);
   w.end_object();
   return w.str();
 }

@@ -1,8 +1,10 @@
-// libFuzzer target for one graph/ reader (PW_FUZZ_FORMAT picks which): parse, then compute
-// the statistics and their JSON, so the whole path from bytes to output is exercised.
+// libFuzzer target for one graph/ reader (PW_FUZZ_FORMAT picks which): parse, infer shapes
+// and costs, then compute the statistics and their JSON, so the whole path from bytes to
+// output is exercised.
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "graph/graph.h"
 
@@ -12,6 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (pw::graph::model_parse(data, size, pw::graph::Format::PW_FUZZ_FORMAT, &g, &err) !=
       pw::graph::Status::kOk)
     return 0;
+  std::vector<std::string> warnings;
+  if (pw::graph::shapes_infer(&g, {}, &warnings, &err) != pw::graph::Status::kOk) return 0;
   pw::graph::Stats s;
   if (pw::graph::stats_compute(g, &s, &err) == pw::graph::Status::kOk)
     (void)pw::graph::stats_to_json(s);

@@ -55,6 +55,48 @@ TEST(Fixtures, PinnedNumbers) {
   }
 }
 
+// With shapes inferred (as `parwidth width` does), every fixture's heavy ops have FLOPs.
+// Printed by `build/bin/parwidth width tests/fixtures/models/X --json`; graph/README.md.
+TEST(Fixtures, CostsFromInferredShapes) {
+  struct Cost {
+    const char* file;
+    double weighted, work, span;
+  };
+  const Cost cases[] = {
+      {"resnet50.onnx", 1.09651, 8.20652e9, 7.48569e9},
+      {"inception_v3.onnx", 1.50973, 1.14689e10, 7.58631e9},
+      {"googlenet.onnx", 1.23506, 3.01581e9, 2.4357e9},
+      {"densenet121.onnx", 1.0, 5.71277e9, 5.71277e9},
+      {"squeezenet1_0.onnx", 1.06447, 1.65169e9, 1.55089e9},
+      {"tf_inception_block.pb", 1.80769, 1.77562e6, 966416},
+      {"tf_inception_block_savedmodel", 1.80769, 1.77562e6, 966416},
+      {"tf_encoder_block.pb", 1.28571, 38432, 30240},
+      {"tf_encoder_block_savedmodel", 1.28571, 38433, 30240},
+      {"tf_wide_deep.pb", 1.0167, 4374, 4296},
+      {"tf_wide_deep_savedmodel", 1.0167, 4375, 4296},
+  };
+  for (const Cost& c : cases) {
+    Graph g;
+    Stats s;
+    std::string err;
+    std::vector<std::string> warnings;
+    ASSERT_EQ(model_load(std::string(PW_SOURCE_DIR) + "/tests/fixtures/models/" + c.file, &g, &err),
+              Status::kOk)
+        << err;
+    ASSERT_EQ(shapes_infer(&g, {}, &warnings, &err), Status::kOk) << err;
+    ASSERT_EQ(stats_compute(g, &s, &err), Status::kOk) << err;
+    EXPECT_EQ(s.costs, "flops") << c.file;
+    EXPECT_NEAR(s.weighted_parallelism, c.weighted, 1e-5 * c.weighted) << c.file;
+    EXPECT_NEAR(s.work_flops, c.work, 1e-5 * c.work) << c.file;
+    EXPECT_NEAR(s.span_flops, c.span, 1e-5 * c.span) << c.file;
+    // ONNX fixtures: every operator has a rule.
+    if (std::string(c.file).find(".onnx") != std::string::npos) {
+      EXPECT_EQ(s.known_flops_nodes, s.nodes) << c.file;
+      EXPECT_TRUE(warnings.empty()) << c.file << ": " << warnings[0];
+    }
+  }
+}
+
 TEST(Fixtures, WideAndDeepCountsItsEmbeddingLookups) {
   // Three embedding tables and the wide part's sparse segment mean are heavy; in the frozen
   // graph the lookups are GatherV2 on constants, in the SavedModel ResourceGather.

@@ -1,0 +1,602 @@
+// shapes_infer and node costs against hand-computed values: convolution arithmetic
+// (strides, padding, auto_pad, groups, dilation), pooling with ceil_mode, batched MatMul,
+// numpy broadcasting, the folded Shape->Gather->Concat->Reshape chains of torch exports, TF
+// NHWC ops, unknown operators, and hostile dims. Graphs are built in code.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "graph/graph.h"
+
+namespace pw::graph {
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+Attr ai(const std::string& n, int64_t v) {
+  Attr a;
+  a.name = n, a.kind = Attr::Kind::kInt, a.i = v;
+  return a;
+}
+Attr ais(const std::string& n, Dims v) {
+  Attr a;
+  a.name = n, a.kind = Attr::Kind::kInts, a.ints = std::move(v);
+  return a;
+}
+Attr as(const std::string& n, const std::string& v) {
+  Attr a;
+  a.name = n, a.kind = Attr::Kind::kString, a.s = v;
+  return a;
+}
+
+// Builds a graph the way the readers do: inputs, constants, nodes linked by tensor name
+// (ONNX) or by node name (TF).
+struct Builder {
+  Graph g;
+  explicit Builder(Format f = Format::kOnnx) {
+    g.format = f;
+    g.name = "t";
+  }
+  void input(const std::string& n, Dims d, DType t = DType::kFloat) {
+    g.inputs.push_back(n);
+    TensorInfo ti;
+    ti.rank = int(d.size()), ti.dims = std::move(d), ti.dtype = t;
+    g.tensors[n] = ti;
+  }
+  void weight(const std::string& n, Dims d, Dims values = {}, DType t = DType::kFloat) {
+    TensorInfo ti;
+    ti.rank = int(d.size()), ti.dims = std::move(d), ti.dtype = t, ti.constant = true;
+    if (!values.empty() || ti.elements() == 0) ti.values = values, ti.has_values = true;
+    g.tensors[n] = ti;
+  }
+  void ints(const std::string& n, Dims v) {  // a 1-D int64 initializer
+    weight(n, {int64_t(v.size())}, v, DType::kInt64);
+  }
+  Node& node(const std::string& op, std::vector<std::string> in, std::vector<std::string> out,
+             std::vector<Attr> attrs = {}) {
+    Node n;
+    n.name = op + std::to_string(g.nodes.size());
+    n.op = op;
+    n.inputs = std::move(in);
+    n.outputs = std::move(out);
+    n.attrs = std::move(attrs);
+    g.nodes.push_back(std::move(n));
+    return g.nodes.back();
+  }
+  // TF: outputs are the node's name.
+  Node& tf(const std::string& name, const std::string& op, std::vector<std::string> in,
+           std::vector<Attr> attrs = {}) {
+    Node& n = node(op, std::move(in), {}, std::move(attrs));
+    n.name = name;
+    return n;
+  }
+  void link() {
+    for (Node& n : g.nodes) {
+      n.preds.clear();
+      for (const std::string& in : n.inputs) {
+        std::string want = in;
+        if (!want.empty() && want[0] == '^') want = want.substr(1);
+        if (g.format != Format::kOnnx) want = want.substr(0, want.find(':'));
+        for (size_t j = 0; j < g.nodes.size(); ++j) {
+          const Node& p = g.nodes[j];
+          const bool hit = g.format == Format::kOnnx ? std::find(p.outputs.begin(), p.outputs.end(),
+                                                                 want) != p.outputs.end()
+                                                     : p.name == want;
+          if (hit) n.preds.push_back(uint32_t(j));
+        }
+      }
+    }
+  }
+  std::vector<std::string> run(const InputShapes& given = {}) {
+    link();
+    std::vector<std::string> w;
+    std::string err;
+    EXPECT_EQ(shapes_infer(&g, given, &w, &err), Status::kOk) << err;
+    return w;
+  }
+  const Node& at(size_t i) const { return g.nodes[i]; }
+  const Node& last() const { return g.nodes.back(); }
+};
+
+Dims dims(const Node& n, size_t k = 0) {
+  return k < n.out.size() && n.out[k].rank >= 0 ? n.out[k].dims : Dims{-99};
+}
+
+// ---------------------------------------------------------------- convolution
+
+TEST(Shapes, ConvStridePadBias) {
+  // ResNet's stem: 224 -> (224 + 3 + 3 - 7) / 2 + 1 = 112.
+  Builder b;
+  b.input("x", {1, 3, 224, 224});
+  b.weight("w", {64, 3, 7, 7});
+  b.weight("b", {64});
+  b.node("Conv", {"x", "w", "b"}, {"y"},
+         {ais("kernel_shape", {7, 7}), ais("strides", {2, 2}), ais("pads", {3, 3, 3, 3})});
+  b.run();
+  EXPECT_EQ(dims(b.last()), (Dims{1, 64, 112, 112}));
+  // 2 * |Y| * (3 * 7 * 7) + |Y| for the bias.
+  const double y = 64.0 * 112 * 112;
+  EXPECT_DOUBLE_EQ(b.last().flops, 2 * y * 147 + y);
+  // Bytes: x, w, b read; y written; all float.
+  EXPECT_DOUBLE_EQ(b.last().bytes, 4.0 * (3 * 224 * 224 + 64 * 147 + 64 + y));
+}
+
+TEST(Shapes, ConvGroupsAndDilation) {
+  // Depthwise 3x3, dilation 2: span 5, 20 -> 16. Kernel from the weight (no attribute).
+  Builder b;
+  b.input("x", {1, 32, 20, 20});
+  b.weight("w", {32, 1, 3, 3});
+  b.node("Conv", {"x", "w"}, {"y"}, {ai("group", 32), ais("dilations", {2, 2})});
+  b.run();
+  EXPECT_EQ(dims(b.last()), (Dims{1, 32, 16, 16}));
+  EXPECT_DOUBLE_EQ(b.last().flops, 2.0 * 32 * 16 * 16 * 9);  // 1 input channel per group
+}
+
+TEST(Shapes, ConvAutoPadAndAsymmetricPads) {
+  Builder b;
+  b.input("x", {1, 2, 15, 15});
+  b.weight("w", {4, 2, 3, 3});
+  b.node("Conv", {"x", "w"}, {"same"},
+         {ai("group", 1), as("auto_pad", "SAME_UPPER"), ais("strides", {2, 2})});
+  b.node("Conv", {"x", "w"}, {"lower"}, {as("auto_pad", "SAME_LOWER"), ais("strides", {2, 2})});
+  b.node("Conv", {"x", "w"}, {"valid"}, {as("auto_pad", "VALID"), ais("strides", {2, 2})});
+  // pads begin 0, end 2 on H; 1 and 1 on W: H (15+2-3)/1+1 = 15, W (15+2-3)/1+1 = 15 ...
+  b.node("Conv", {"x", "w"}, {"asym"}, {ais("pads", {0, 1, 2, 1}), ais("strides", {1, 3})});
+  b.run();
+  EXPECT_EQ(dims(b.at(0)), (Dims{1, 4, 8, 8}));  // ceil(15 / 2)
+  EXPECT_EQ(dims(b.at(1)), (Dims{1, 4, 8, 8}));
+  EXPECT_EQ(dims(b.at(2)), (Dims{1, 4, 7, 7}));   // (15 - 3) / 2 + 1
+  EXPECT_EQ(dims(b.at(3)), (Dims{1, 4, 15, 5}));  // W: (15 + 2 - 3) / 3 + 1 = 5
+}
+
+TEST(Shapes, ConvTransposeGroupsOutputPadding) {
+  // out = stride * (in - 1) + output_padding + kernel - pads = 2*9 + 1 + 3 - 2 = 20.
+  Builder b;
+  b.input("x", {1, 8, 10, 10});
+  b.weight("w", {8, 4, 3, 3});
+  b.node("ConvTranspose", {"x", "w"}, {"y"},
+         {ai("group", 2), ais("strides", {2, 2}), ais("pads", {1, 1, 1, 1}),
+          ais("output_padding", {1, 1})});
+  b.run();
+  EXPECT_EQ(dims(b.last()), (Dims{1, 8, 20, 20}));   // W[1] * group channels
+  EXPECT_DOUBLE_EQ(b.last().flops, 2.0 * 800 * 36);  // 2 * |X| * |W[1:]|
+}
+
+TEST(Shapes, PoolingCeilModeAndGlobal) {
+  Builder b;
+  b.input("x", {1, 1, 6, 6});
+  b.input("z", {1, 1, 5, 5});
+  b.node("MaxPool", {"x"}, {"c"},
+         {ais("kernel_shape", {3, 3}), ais("strides", {2, 2}), ai("ceil_mode", 1)});
+  b.node("MaxPool", {"x"}, {"f"}, {ais("kernel_shape", {3, 3}), ais("strides", {2, 2})});
+  // 5 padded to 7, kernel 2 stride 2: ceil gives 4 windows but the last starts in the
+  // padding, so 3.
+  b.node("AveragePool", {"z"}, {"p"},
+         {ais("kernel_shape", {2, 2}), ais("strides", {2, 2}), ais("pads", {1, 1, 1, 1}),
+          ai("ceil_mode", 1)});
+  b.node("GlobalAveragePool", {"x"}, {"g"});
+  b.run();
+  EXPECT_EQ(dims(b.at(0)), (Dims{1, 1, 3, 3}));  // ceil(3/2) + 1
+  EXPECT_EQ(dims(b.at(1)), (Dims{1, 1, 2, 2}));  // floor(3/2) + 1
+  EXPECT_EQ(dims(b.at(2)), (Dims{1, 1, 3, 3}));
+  EXPECT_EQ(dims(b.at(3)), (Dims{1, 1, 1, 1}));
+  EXPECT_DOUBLE_EQ(b.at(0).flops, 9.0 * 9);  // |Y| * kernel elements
+  EXPECT_DOUBLE_EQ(b.at(3).flops, 36.0);     // |X|
+}
+
+// ---------------------------------------------------------------- matrix products
+
+TEST(Shapes, MatMulBatchedBroadcastAndVectors) {
+  Builder b;
+  b.input("a", {2, 1, 4, 5});
+  b.input("b", {3, 5, 6});
+  b.input("v", {5});
+  b.node("MatMul", {"a", "b"}, {"y"});
+  b.node("MatMul", {"v", "b"}, {"vy"});  // 1-D left operand: its dim is dropped
+  b.node("MatMul", {"a", "v"}, {"av"});  // 1-D right operand
+  b.run();
+  EXPECT_EQ(dims(b.at(0)), (Dims{2, 3, 4, 6}));
+  EXPECT_DOUBLE_EQ(b.at(0).flops, 2.0 * 144 * 5);
+  EXPECT_EQ(dims(b.at(1)), (Dims{3, 6}));
+  EXPECT_EQ(dims(b.at(2)), (Dims{2, 1, 4}));
+}
+
+TEST(Shapes, GemmTransposesAndBias) {
+  Builder b;
+  b.input("a", {5, 4});
+  b.weight("w", {6, 5});
+  b.weight("c", {6});
+  b.node("Gemm", {"a", "w", "c"}, {"y"}, {ai("transA", 1), ai("transB", 1)});
+  b.run();
+  EXPECT_EQ(dims(b.last()), (Dims{4, 6}));
+  EXPECT_DOUBLE_EQ(b.last().flops, 2.0 * 24 * 5 + 24);
+}
+
+// ---------------------------------------------------------------- element-wise
+
+TEST(Shapes, NumpyBroadcasting) {
+  Builder b;
+  b.input("a", {8, 1, 6, 1});
+  b.input("b", {7, 1, 5});
+  b.input("u", {-1, 3});  // a symbolic batch: becomes 1 (with a warning)
+  b.input("s", {});       // a scalar
+  b.node("Add", {"a", "b"}, {"y"});
+  b.node("Mul", {"a", "s"}, {"ys"});
+  b.node("Less", {"a", "b"}, {"yl"});
+  b.node("Sum", {"a", "b", "s"}, {"y3"});
+  auto w = b.run();
+  EXPECT_EQ(dims(b.at(0)), (Dims{8, 7, 6, 5}));
+  EXPECT_DOUBLE_EQ(b.at(0).flops, 8.0 * 7 * 6 * 5);
+  EXPECT_EQ(dims(b.at(1)), (Dims{8, 1, 6, 1}));
+  EXPECT_EQ(b.at(2).out[0].dtype, DType::kBool);
+  EXPECT_DOUBLE_EQ(b.at(3).flops, 2.0 * 8 * 7 * 6 * 5);  // 3 inputs: 2 adds per element
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("'u' dim 0"), std::string::npos) << w[0];
+}
+
+TEST(Shapes, UnknownDimsAreNotGuessed) {
+  // A dim that is unknown stays unknown unless the other side decides it (not 1).
+  Builder b;
+  b.input("x", {2, 3});
+  b.node("FancyOp", {"x"}, {"u"});  // no rule: rank unknown
+  b.weight("k", {3});
+  b.node("Add", {"u", "k"}, {"y"});
+  b.run();
+  EXPECT_EQ(b.last().out[0].rank, -1);
+  EXPECT_LT(b.last().flops, 0);
+  EXPECT_LT(b.last().bytes, 0);
+}
+
+TEST(Shapes, NormalisationsSoftmaxAndTheirCosts) {
+  Builder b;
+  b.input("x", {2, 4, 3, 3});
+  b.weight("g", {4});
+  b.node("BatchNormalization", {"x", "g", "g", "g", "g"}, {"bn"});
+  b.node("LayerNormalization", {"x", "g"}, {"ln"}, {ai("axis", -1)});
+  b.node("Softmax", {"x"}, {"sm"}, {ai("axis", -1)});
+  b.node("Relu", {"x"}, {"r"});
+  b.node("Clip", {"x"}, {"c"});
+  b.run();
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(dims(b.at(i)), (Dims{2, 4, 3, 3}));
+  EXPECT_DOUBLE_EQ(b.at(0).flops, 2.0 * 72);
+  EXPECT_DOUBLE_EQ(b.at(1).flops, 5.0 * 72);
+  EXPECT_DOUBLE_EQ(b.at(2).flops, 3.0 * 72);
+  EXPECT_DOUBLE_EQ(b.at(3).flops, 72.0);
+  EXPECT_DOUBLE_EQ(b.at(4).flops, 72.0);
+}
+
+// ---------------------------------------------------------------- layout ops and folding
+
+TEST(Shapes, LayoutOps) {
+  Builder b;
+  b.input("x", {2, 3, 4});
+  b.ints("axes0", {0});
+  b.ints("starts", {1});
+  b.ints("ends", {-1});
+  b.ints("sl_axes", {2});
+  b.node("Transpose", {"x"}, {"t"}, {ais("perm", {2, 0, 1})});
+  b.node("Unsqueeze", {"x", "axes0"}, {"u"});           // opset 13: axes as an input
+  b.node("Squeeze", {"u"}, {"s"}, {ais("axes", {0})});  // opset 11: attribute
+  b.node("Slice", {"x", "starts", "ends", "sl_axes"}, {"sl"});
+  b.node("Flatten", {"x"}, {"f"}, {ai("axis", 2)});
+  b.node("Split", {"x"}, {"p0", "p1", "p2"}, {ai("axis", 1)});
+  b.node("Concat", {"x", "x"}, {"c"}, {ai("axis", -1)});
+  b.node("Transpose", {"x"}, {"td"});  // default: reversed
+  b.run();
+  EXPECT_EQ(dims(b.at(0)), (Dims{4, 2, 3}));
+  EXPECT_EQ(dims(b.at(1)), (Dims{1, 2, 3, 4}));
+  EXPECT_EQ(dims(b.at(2)), (Dims{2, 3, 4}));
+  EXPECT_EQ(dims(b.at(3)), (Dims{2, 3, 2}));  // 1 .. 4-1
+  EXPECT_EQ(dims(b.at(4)), (Dims{6, 4}));
+  EXPECT_EQ(dims(b.at(5), 2), (Dims{2, 1, 4}));
+  EXPECT_EQ(dims(b.at(6)), (Dims{2, 3, 8}));
+  EXPECT_EQ(dims(b.at(7)), (Dims{4, 3, 2}));
+  EXPECT_DOUBLE_EQ(b.at(2).flops, 0.0);  // a view
+  EXPECT_DOUBLE_EQ(b.at(2).bytes, 0.0);
+  EXPECT_DOUBLE_EQ(b.at(6).bytes, 4.0 * (24 + 24 + 48));  // a copy: read + written
+}
+
+TEST(Shapes, TorchReshapeChainFolds) {
+  // torch 1.13's export of x.view(x.size(0), -1): Shape -> Gather(0) -> Unsqueeze ->
+  // Concat with [-1] -> Reshape. The target must fold to [2, -1] and resolve to 2x12.
+  Builder b;
+  b.input("x", {-1, 3, 4});  // batch symbolic
+  Node& c0 = b.node("Constant", {}, {"zero"});
+  Attr v;
+  v.name = "value", v.kind = Attr::Kind::kTensor;
+  v.tensor.rank = 0, v.tensor.dtype = DType::kInt64, v.tensor.values = {0};
+  v.tensor.has_values = true;
+  c0.attrs.push_back(v);
+  b.ints("minus1", {-1});
+  b.ints("ax", {0});
+  b.node("Shape", {"x"}, {"shape"});
+  b.node("Gather", {"shape", "zero"}, {"n"}, {ai("axis", 0)});
+  b.node("Unsqueeze", {"n", "ax"}, {"n1"});
+  b.node("Concat", {"n1", "minus1"}, {"target"}, {ai("axis", 0)});
+  b.node("Reshape", {"x", "target"}, {"y"});
+  auto w = b.run({{"x", {2, 3, 4}}});
+  EXPECT_TRUE(w.empty()) << w[0];  // a given shape: no warning
+  const TensorInfo& t = b.at(4).out[0];
+  ASSERT_TRUE(t.has_values);
+  EXPECT_EQ(t.values, (Dims{2, -1}));
+  EXPECT_EQ(dims(b.last()), (Dims{2, 12}));
+}
+
+TEST(Shapes, ReshapeZeroCopiesAndGatherEmbedding) {
+  Builder b;
+  b.input("x", {2, 3, 4});
+  b.ints("t", {0, -1});
+  b.node("Reshape", {"x", "t"}, {"y"});
+  b.weight("table", {1000, 64});
+  b.input("ids", {8, 16}, DType::kInt64);
+  b.node("Gather", {"table", "ids"}, {"e"});
+  b.run();
+  EXPECT_EQ(dims(b.at(0)), (Dims{2, 12}));
+  EXPECT_EQ(dims(b.at(1)), (Dims{8, 16, 64}));
+  EXPECT_DOUBLE_EQ(b.at(1).flops, 8.0 * 16 * 64);  // elements copied
+  // Reads the indices and the rows it copies, writes them: 8*16*8 + 2 * 8192 * 4.
+  EXPECT_DOUBLE_EQ(b.at(1).bytes, 8.0 * 16 * 8 + 2 * 8192.0 * 4);
+}
+
+TEST(Shapes, ReduceAndTheRestOfTheAttentionPieces) {
+  Builder b;
+  b.input("x", {2, 5, 8});
+  b.ints("axes", {-1});
+  b.ints("shape", {2, 5, 2, 4});
+  b.node("ReduceMean", {"x"}, {"m"}, {ais("axes", {-1})});
+  b.node("ReduceSum", {"x", "axes"}, {"s"}, {ai("keepdims", 0)});
+  b.node("Reshape", {"x", "shape"}, {"h"});
+  b.node("Transpose", {"h"}, {"ht"}, {ais("perm", {0, 2, 1, 3})});
+  b.node("Transpose", {"h"}, {"hk"}, {ais("perm", {0, 2, 3, 1})});
+  b.node("MatMul", {"ht", "hk"}, {"scores"});
+  b.node("Where", {"scores", "scores", "scores"}, {"w"});
+  b.node("Add", {"scores", "x"}, {"bad"});  // 5 against 8: a mismatch
+  b.node("Erf", {"x"}, {"e"});
+  b.run();
+  EXPECT_EQ(dims(b.at(0)), (Dims{2, 5, 1}));
+  EXPECT_EQ(dims(b.at(1)), (Dims{2, 5}));
+  EXPECT_EQ(dims(b.at(5)), (Dims{2, 2, 5, 5}));
+  EXPECT_DOUBLE_EQ(b.at(5).flops, 2.0 * 100 * 4);
+  EXPECT_EQ(dims(b.at(6)), (Dims{2, 2, 5, 5}));
+  EXPECT_EQ(dims(b.at(7)), (Dims{2, 2, 5, -1}));  // not guessed
+}
+
+// ---------------------------------------------------------------- warnings and defaults
+
+TEST(Shapes, UnknownOperatorWarnsOncePerType) {
+  Builder b;
+  b.input("x", {1, 4});
+  b.node("FancyOp", {"x"}, {"a"});
+  b.node("FancyOp", {"a"}, {"b"});
+  b.node("Relu", {"b"}, {"c"});
+  b.node("Relu", {"x"}, {"d"});
+  auto w = b.run();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("'FancyOp' (2 nodes)"), std::string::npos) << w[0];
+  EXPECT_EQ(b.at(0).out[0].rank, -1);
+  EXPECT_EQ(b.at(2).out[0].rank, -1);  // depends on the unknown: unknown
+  EXPECT_LT(b.at(0).flops, 0);
+  EXPECT_EQ(dims(b.at(3)), (Dims{1, 4}));  // independent of it: known
+  Stats s;
+  std::string err;
+  ASSERT_EQ(stats_compute(b.g, &s, &err), Status::kOk);
+  EXPECT_DOUBLE_EQ(s.work_flops, 4.0);  // the unknown ones count 0
+  EXPECT_EQ(s.known_flops_nodes, 1u);
+}
+
+TEST(Shapes, GivenShapesOverrideAndUnknownNamesWarn) {
+  Builder b;
+  b.input("x", {-1, 3});
+  b.node("Relu", {"x"}, {"y"});
+  auto w = b.run({{"x", {7, 3}}, {"nope", {1}}});
+  EXPECT_EQ(dims(b.last()), (Dims{7, 3}));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("'nope'"), std::string::npos);
+  // Idempotent: a second call with other shapes replaces the first.
+  w.clear();
+  std::string err;
+  ASSERT_EQ(shapes_infer(&b.g, {{"x", {9, 3}}}, &w, &err), Status::kOk);
+  EXPECT_EQ(dims(b.last()), (Dims{9, 3}));
+}
+
+TEST(Shapes, HostileDimsStayBounded) {
+  Builder b;
+  b.input("x", {int64_t{1} << 50, 3});  // over the dim limit: unknown
+  b.input("y", {1000, 1000});
+  b.ints("huge", {int64_t{1} << 30, int64_t{1} << 30, int64_t{1} << 30});
+  b.ints("big", {100000});
+  b.ints("rep", {INT64_MAX, 2});
+  b.node("Relu", {"x"}, {"r"});
+  b.node("ConstantOfShape", {"big"}, {"c"});  // 10^5 elements: not folded
+  b.node("Reshape", {"y", "huge"}, {"h"});
+  b.node("Tile", {"y", "rep"}, {"t"});
+  b.weight("start", {}, {0}, DType::kInt64);
+  b.weight("limit", {}, {INT64_MAX}, DType::kInt64);
+  b.weight("delta", {}, {1}, DType::kInt64);
+  b.node("Range", {"start", "limit", "delta"}, {"rg"});
+  b.run();
+  EXPECT_EQ(dims(b.at(0)), (Dims{1, 3}));  // unknown dim of an input: taken as 1
+  EXPECT_EQ(dims(b.at(1)), (Dims{100000}));
+  EXPECT_FALSE(b.at(1).out[0].has_values);
+  EXPECT_LE(b.at(2).out[0].elements(), int64_t{1} << 62);
+  EXPECT_EQ(dims(b.at(3)), (Dims{-1, 2000}));
+  EXPECT_EQ(b.at(4).out[0].values.size(), 0u);
+}
+
+// ---------------------------------------------------------------- TensorFlow
+
+TEST(ShapesTf, Conv2DDepthwiseMatMulGather) {
+  Builder b(Format::kTfGraphDef);
+  b.tf("x", "Placeholder", {},
+       {ais("shape", {-1, 15, 15, 3}), ai("dtype", int64_t(DType::kFloat))});
+  Node& f = b.tf("f", "Const", {});
+  Attr v;
+  v.name = "value", v.kind = Attr::Kind::kTensor;
+  v.tensor.dims = {3, 3, 3, 8}, v.tensor.rank = 4, v.tensor.dtype = DType::kFloat;
+  f.attrs.push_back(v);
+  b.tf("conv", "Conv2D", {"x", "f"}, {as("padding", "SAME"), ais("strides", {1, 2, 2, 1})});
+  Node& dwf = b.tf("dwf", "Const", {});
+  v.tensor.dims = {3, 3, 8, 2};
+  dwf.attrs.push_back(v);
+  b.tf("dw", "DepthwiseConv2dNative", {"conv", "dwf"},
+       {as("padding", "VALID"), ais("strides", {1, 1, 1, 1})});
+  b.tf("pool", "MaxPool", {"dw:0", "^f"},
+       {as("padding", "VALID"), ais("ksize", {1, 2, 2, 1}), ais("strides", {1, 2, 2, 1})});
+  Node& w = b.tf("w", "Const", {});
+  v.tensor.dims = {10, 48}, v.tensor.rank = 2;
+  w.attrs.push_back(v);
+  b.tf("a", "Placeholder", {}, {ais("shape", {4, 48})});
+  b.tf("mm", "MatMul", {"a", "w"}, {ai("transpose_b", 1)});
+  b.tf("bmm", "BatchMatMulV2", {"conv", "conv"}, {ai("adj_x", 1)});
+  b.tf("var", "VarHandleOp", {}, {ais("shape", {100, 16}), ai("dtype", int64_t(DType::kFloat))});
+  b.tf("ids", "Placeholder", {}, {ais("shape", {4, 3}), ai("dtype", int64_t(DType::kInt32))});
+  b.tf("emb", "ResourceGather", {"var", "ids"}, {ai("dtype", int64_t(DType::kFloat))});
+  auto warn = b.run();
+  ASSERT_EQ(warn.size(), 1u);                    // x's batch
+  EXPECT_EQ(dims(b.at(2)), (Dims{1, 8, 8, 8}));  // SAME, stride 2: ceil(15 / 2)
+  EXPECT_DOUBLE_EQ(b.at(2).flops, 2.0 * 512 * 27);
+  EXPECT_EQ(dims(b.at(4)), (Dims{1, 6, 6, 16}));  // VALID 3x3: 6; channels 8 * 2
+  EXPECT_DOUBLE_EQ(b.at(4).flops, 2.0 * 576 * 9);
+  EXPECT_EQ(dims(b.at(5)), (Dims{1, 3, 3, 16}));
+  EXPECT_EQ(dims(b.at(8)), (Dims{4, 10}));
+  EXPECT_DOUBLE_EQ(b.at(8).flops, 2.0 * 40 * 48);
+  EXPECT_EQ(dims(b.at(9)), (Dims{1, 8, 8, 8}));  // adj_x: (8x8)^T x (8x8) per batch
+  EXPECT_EQ(dims(b.at(12)), (Dims{4, 3, 16}));
+  EXPECT_DOUBLE_EQ(b.at(12).flops, 4.0 * 3 * 16);
+  EXPECT_EQ(b.at(2).outputs, (std::vector<std::string>{"conv:0"}));
+}
+
+TEST(ShapesTf, ConcatV2ReshapeAndOutputShapesFallback) {
+  Builder b(Format::kTfGraphDef);
+  b.tf("x", "Placeholder", {}, {ais("shape", {2, 3})});
+  Node& ax = b.tf("axis", "Const", {});
+  Attr v;
+  v.name = "value", v.kind = Attr::Kind::kTensor;
+  v.tensor.rank = 0, v.tensor.dtype = DType::kInt32, v.tensor.values = {1};
+  v.tensor.has_values = true;
+  ax.attrs.push_back(v);
+  b.tf("cat", "ConcatV2", {"x", "x", "axis"});
+  Node& sh = b.tf("shape", "Const", {});
+  v.tensor.rank = 1, v.tensor.dims = {2}, v.tensor.values = {-1, 4};
+  sh.attrs.push_back(v);
+  b.tf("r", "Reshape", {"cat", "shape"});
+  Node& odd = b.tf("odd", "StridedSlice", {"r"});  // no rule, but the file says its shape
+  Attr os;
+  os.name = "_output_shapes", os.kind = Attr::Kind::kShapes;
+  TensorInfo t;
+  t.dims = {3, 2}, t.rank = 2;
+  os.shapes.push_back(t);
+  odd.attrs.push_back(os);
+  b.run();
+  EXPECT_EQ(dims(b.at(2)), (Dims{2, 6}));
+  EXPECT_EQ(dims(b.at(4)), (Dims{3, 4}));
+  EXPECT_EQ(dims(b.at(5)), (Dims{3, 2}));
+}
+
+TEST(ShapesTf, StridedSliceMasksAndSegments) {
+  // x[:, 1] of a 4x3 int32 (shrink axis 1; begin/end masks on axis 0), as tf.keras writes
+  // a column pick; then x[::-2] on a 7-vector.
+  Builder b(Format::kTfGraphDef);
+  b.tf("x", "Placeholder", {}, {ais("shape", {4, 3}), ai("dtype", int64_t(DType::kInt32))});
+  auto konst = [&](const std::string& name, Dims v) {
+    Node& c = b.tf(name, "Const", {});
+    Attr a;
+    a.name = "value", a.kind = Attr::Kind::kTensor;
+    a.tensor.rank = 1, a.tensor.dims = {int64_t(v.size())}, a.tensor.dtype = DType::kInt32;
+    a.tensor.values = v, a.tensor.has_values = true;
+    c.attrs.push_back(a);
+  };
+  konst("b0", {0, 1});
+  konst("e0", {0, 2});
+  konst("s0", {1, 1});
+  b.tf("col", "StridedSlice", {"x", "b0", "e0", "s0"},
+       {ai("begin_mask", 1), ai("end_mask", 1), ai("shrink_axis_mask", 2)});
+  b.tf("v", "Placeholder", {}, {ais("shape", {7})});
+  konst("b1", {0});
+  konst("e1", {0});
+  konst("s1", {-2});
+  b.tf("rev", "StridedSlice", {"v", "b1", "e1", "s1"}, {ai("begin_mask", 1), ai("end_mask", 1)});
+  konst("nseg", {5});
+  b.tf("seg", "UnsortedSegmentSum", {"x", "col", "nseg"});
+  b.run();
+  EXPECT_EQ(dims(b.at(4)), (Dims{4}));
+  EXPECT_DOUBLE_EQ(b.at(4).flops, 0.0);  // a copy
+  EXPECT_EQ(dims(b.at(9)), (Dims{4}));   // indices 6, 4, 2, 0
+  EXPECT_EQ(dims(b.last()), (Dims{5, 3}));
+}
+
+// ---------------------------------------------------------------- work and span
+
+TEST(WorkSpan, DiamondByHand) {
+  // a(10) -> b(20) -> d(1); a -> c(5) -> d; e(7) alone; f unknown after d.
+  Graph g;
+  g.format = Format::kJson;
+  auto add = [&](const char* name, double flops, std::vector<uint32_t> preds) {
+    Node n;
+    n.name = name, n.op = "Relu", n.flops = flops, n.preds = std::move(preds);
+    g.nodes.push_back(n);
+  };
+  add("a", 10, {});
+  add("b", 20, {0});
+  add("c", 5, {0});
+  add("d", 1, {1, 2});
+  add("e", 7, {});
+  add("f", -1, {3});
+  Stats s;
+  std::string err;
+  ASSERT_EQ(stats_compute(g, &s, &err), Status::kOk) << err;
+  EXPECT_DOUBLE_EQ(s.work_flops, 43.0);
+  EXPECT_DOUBLE_EQ(s.span_flops, 31.0);  // a b d
+  EXPECT_DOUBLE_EQ(s.work_over_span, 43.0 / 31.0);
+  EXPECT_EQ(s.known_flops_nodes, 5u);
+  const std::string j = stats_to_json(s);
+  EXPECT_NE(j.find("\"work_flops\":43"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"span_flops\":31"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"heavy_by_type\""), std::string::npos) << j;  // old keys stay
+}
+
+TEST(WorkSpan, NoWorkMeansRatioOne) {
+  Graph g;
+  Node n;
+  n.name = "a", n.op = "Relu";
+  g.nodes.push_back(n);
+  Stats s;
+  std::string err;
+  ASSERT_EQ(stats_compute(g, &s, &err), Status::kOk);
+  EXPECT_DOUBLE_EQ(s.work_over_span, 1.0);
+}
+
+TEST(WorkSpan, WeightedParallelismUsesFlopsOnlyWhenEveryHeavyNodeHasThem) {
+  Builder b;
+  b.input("x", {1, 8});
+  b.weight("w", {8, 8});
+  b.node("MatMul", {"x", "w"}, {"a"}).heavy = true;
+  b.node("MatMul", {"x", "w"}, {"c"}).heavy = true;
+  b.node("MatMul", {"a", "w"}, {"d"}).heavy = true;
+  b.run();
+  Stats s;
+  std::string err;
+  ASSERT_EQ(stats_compute(b.g, &s, &err), Status::kOk);
+  EXPECT_EQ(s.costs, "flops");
+  EXPECT_DOUBLE_EQ(s.weighted_parallelism, 3.0 / 2.0);  // equal FLOPs: 3 over a path of 2
+  b.g.nodes[2].op = "FancyOp";                          // an unknown heavy op: unit costs
+  b.run();
+  ASSERT_EQ(stats_compute(b.g, &s, &err), Status::kOk);
+  EXPECT_EQ(s.costs, "unit");
+}
+
+// ---------------------------------------------------------------- input shapes syntax
+
+TEST(InputShapes, Parse) {
+  InputShapes s;
+  std::string err;
+  ASSERT_EQ(input_shapes_parse("x=1x3x224x224,ids:0=8x16;s=", &s, &err), Status::kOk) << err;
+  EXPECT_EQ(s["x"], (Dims{1, 3, 224, 224}));
+  EXPECT_EQ(s["ids:0"], (Dims{8, 16}));
+  EXPECT_EQ(s["s"], Dims{});
+  for (const char* bad : {"x", "=1x2", "x=1xx2", "x=-1", "x=1x", "x=a"})
+    EXPECT_EQ(input_shapes_parse(bad, &s, &err), Status::kBadFormat) << bad;
+}
+
+}  // namespace
+}  // namespace pw::graph
