@@ -96,8 +96,8 @@ bool calibrate_budget(const planning::Planned& p, const std::string& dir, bool p
   c.model.cores = cores;
   // The helper's lines are the body of a calibration file.
   std::string body = "parwidth-calibration 1\nmachine " + c.machine + "\nbudget " + c.budget +
-                     "\ncreated " + std::to_string(c.created) + "\ncores " +
-                     std::to_string(cores) + "\nop_overhead_s " + "3e-06\n" + text + "end\n";
+                     "\ncreated " + std::to_string(c.created) + "\ncores " + std::to_string(cores) +
+                     "\nop_overhead_s " + "3e-06\n" + text + "end\n";
   gov::Calibration check;
   const gov::CalibrationStatus st =
       gov::calibration_parse(body, c.machine, c.budget, c.created, &check, why);

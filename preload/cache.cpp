@@ -180,8 +180,8 @@ bool file_write_atomic(const std::string& dir, const std::string& name, const st
 }
 
 gov::MachineModel calibration_load(const std::string& dir, const std::string& machine,
-                                   const std::string& budget, int cores, int64_t now,
-                                   bool* found, std::string* warning) {
+                                   const std::string& budget, int cores, int64_t now, bool* found,
+                                   std::string* warning) {
   *found = false;
   warning->clear();
   if (dir.empty()) return gov::builtin_model(cores);

@@ -43,7 +43,7 @@ bool file_write_atomic(const std::string& dir, const std::string& name, const st
 // exists but is corrupt, foreign, for another budget, stale, or unreadable;
 // *found says whether a valid calibration was used.
 gov::MachineModel calibration_load(const std::string& dir, const std::string& machine,
-                                   const std::string& budget, int cores, int64_t now,
-                                   bool* found, std::string* warning);
+                                   const std::string& budget, int cores, int64_t now, bool* found,
+                                   std::string* warning);
 
 }  // namespace pw::cache

@@ -28,8 +28,8 @@ struct TempDir {
   ~TempDir() { (void)!system(("rm -rf '" + path + "'").c_str()); }
 };
 
-std::string calibration_text(const std::string& machine, const std::string& budget,
-                             int64_t created, double overhead = 5e-6) {
+std::string calibration_text(const std::string& machine, const std::string& budget, int64_t created,
+                             double overhead = 5e-6) {
   gov::Calibration c;
   c.machine = machine;
   c.budget = budget;
@@ -127,8 +127,7 @@ TEST(Cache, SymlinksAreRefused) {
   TempDir t;
   const std::string real = t.path + "/real.txt";
   write_plain(real, calibration_text(kMachine, kBudget, kNow - 10));
-  ASSERT_EQ(symlink(real.c_str(), (t.path + "/" + calibration_name(kMachine, kBudget)).c_str()),
-            0);
+  ASSERT_EQ(symlink(real.c_str(), (t.path + "/" + calibration_name(kMachine, kBudget)).c_str()), 0);
   bool found = true;
   std::string warning;
   EXPECT_EQ(load(t.path, &found, &warning).source, "builtin");
@@ -153,10 +152,9 @@ TEST(Cache, ConcurrentWritersNeverTearTheFile) {
     writers.emplace_back([&, w] {
       for (int i = 0; i < 40; ++i) {
         std::string why;
-        EXPECT_TRUE(file_write_atomic(t.path, name,
-                                      calibration_text(kMachine, kBudget, kNow - 10,
-                                                       1e-6 * (w * 100 + i + 1)),
-                                      &why))
+        EXPECT_TRUE(file_write_atomic(
+            t.path, name, calibration_text(kMachine, kBudget, kNow - 10, 1e-6 * (w * 100 + i + 1)),
+            &why))
             << why;
       }
     });
