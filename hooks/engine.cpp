@@ -8,9 +8,12 @@
 //      arguments and return its result (fail open: no exception leaves this file).
 //   2. Read the graph the session will run: the bytes handed to the call, or through the
 //      framework's own API (TF_GraphToGraphDef; here pwe_session_graph after creation).
-//      graph/ parses it and computes H, L, W.
-//   3. rt::adopt_graph(...) re-plans the process with that width: the preload's pools,
-//      OpenMP caps and pinning follow the new plan for threads created from now on.
+//      graph/ parses it, infers its shapes (per-operator FLOPs and bytes) and computes
+//      H, L, W.
+//   3. rt::adopt_graph(summary) re-plans the process from that graph (PARWIDTH_PLAN: the
+//      model's predicted fastest when its costs are known, else the width rule): the
+//      preload's pools, OpenMP caps and pinning follow the new plan for threads created
+//      from now on.
 //   4. Write the plan into the framework's own options (inter-op = pools, intra-op =
 //      threads per pool), leaving alone every option the user set explicitly unless
 //      PARWIDTH_OVERRIDE=1, and note each decision with rt::note_framework so the
