@@ -6,9 +6,11 @@
 #include <string>
 
 #include "cli/args.h"
+#include "cli/calibrate.h"
 #include "cli/commands.h"
 #include "cli/libraries.h"
 #include "graph/graph.h"
+#include "preload/cache.h"
 #include "preload/json.h"
 #include "preload/planning.h"
 #include "preload/report.h"
@@ -24,6 +26,7 @@ const char* env_get(const char* n) {
 struct Common {
   pw::opt::Options opt;
   bool json = false;
+  bool no_calibrate = false;
 };
 
 // Returns -1 to continue, else an exit code.
@@ -41,6 +44,10 @@ int parse_common(int argc, char** argv, bool allow_plan_flags, void (*usage)(FIL
     }
     if (a.flag("--json")) {
       c->json = true;
+      continue;
+    }
+    if (allow_plan_flags && a.flag("--no-calibrate")) {
+      c->no_calibrate = true;
       continue;
     }
     if (a.flag("--smt")) {
@@ -112,12 +119,17 @@ int parse_common(int argc, char** argv, bool allow_plan_flags, void (*usage)(FIL
 void plan_usage(FILE* f) {
   fputs(
       "usage: parwidth plan [--model FILE] [--topology T] [--pools N] [--intra N]\n"
-      "                     [--cpus LIST] [--smt] [--cgroup DIR] [--json]\n"
+      "                     [--cpus LIST] [--smt] [--cgroup DIR] [--json] [--no-calibrate]\n"
       "                     [--input-shape NAME=1x3x224x224]...\n"
       "\n"
       "Prints the plan parwidth would apply here (this process's CPU budget), or on\n"
       "a described machine: --topology takes an hwloc XML file or\n"
       "\"synthetic:package:2 core:24 pu:2\". PARWIDTH_* variables apply too.\n"
+      "With a model whose operator costs are known, the plan is the fastest predicted\n"
+      "schedule (PARWIDTH_PLAN=auto|measured|model|width); on this machine a budget\n"
+      "without a stored calibration is calibrated first, once (--no-calibrate: the\n"
+      "built-in machine model instead).\n"
+
       "--input-shape gives a graph input's shape for the model's operator costs\n"
       "(as PARWIDTH_INPUT_SHAPES; symbolic dims otherwise count as 1).\n",
       f);
@@ -178,6 +190,21 @@ int pw_cmd_plan(int argc, char** argv) {
       fprintf(stderr, "parwidth: warning: %s\n", w.c_str());
   }
   if (int rc = plan_or_fail(c, &p)) return rc;
+  // Calibrate once per machine and budget when the model would plan here.
+  if (!c.no_calibrate && c.opt.topology.empty() && p.plan.source == "model" &&
+      !p.calibration_found) {
+    const std::string dir = pw::cache::cache_dir(env_get);
+    std::string path, err;
+    if (pw::cli::calibrate_budget(p, dir, true, &path, &err)) {
+      pw::planning::Planned again;
+      again.graph = p.graph;
+      if (int rc = plan_or_fail(c, &again)) return rc;
+      p = again;
+    } else {
+      fprintf(stderr, "parwidth: warning: calibration failed (%s); using the built-in model\n",
+              err.c_str());
+    }
+  }
   if (c.json) {
     pw::json::Writer w;
     w.begin_object();
@@ -200,6 +227,11 @@ int pw_cmd_plan(int argc, char** argv) {
   for (size_t i = 0; i < p.plan.core_sets.size(); ++i)
     printf("  pool %zu: cpus %s\n", i, pw::topo::cpulist_format(p.plan.core_sets[i]).c_str());
   for (const std::string& n : p.plan.notes) printf("  %s\n", n.c_str());
+  printf("  source: %s%s%s\n", p.plan.source.c_str(), p.plan.source_detail.empty() ? "" : ": ",
+         p.plan.source_detail.c_str());
+  for (const pw::gov::Plan::Predicted& x : p.plan.predicted)
+    printf("  predicted %d x %d: %.6g s%s\n", x.pools, x.intra, x.seconds,
+           x.pools == p.plan.pools && x.intra == p.plan.threads ? "  <- chosen" : "");
   return 0;
 }
 

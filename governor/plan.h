@@ -41,6 +41,15 @@ struct Plan {
   std::vector<std::vector<int>> core_sets;  // per pool: the CPUs (PU ids) it may use
   int spanning_pools = 0;                   // pools whose set crosses a socket boundary
   std::vector<std::string> notes;           // how pools and threads were chosen
+  // Which source chose pools and threads: "user" (PARWIDTH_POOLS/INTRA),
+  // "measured", "model" or "width"; `source_detail` says from what.
+  std::string source = "width";
+  std::string source_detail;
+  struct Predicted {
+    int pools = 1, intra = 1;
+    double seconds = 0;
+  };
+  std::vector<Predicted> predicted;  // the model's candidates (source "model" only)
 };
 
 // pools   = opt.pools, else clamp(W, 1, min(max level width, slots))

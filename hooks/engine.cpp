@@ -8,9 +8,12 @@
 //      arguments and return its result (fail open: no exception leaves this file).
 //   2. Read the graph the session will run: the bytes handed to the call, or through the
 //      framework's own API (TF_GraphToGraphDef; here pwe_session_graph after creation).
-//      graph/ parses it and computes H, L, W.
-//   3. rt::adopt_graph(...) re-plans the process with that width: the preload's pools,
-//      OpenMP caps and pinning follow the new plan for threads created from now on.
+//      graph/ parses it, infers its shapes (per-operator FLOPs and bytes) and computes
+//      H, L, W.
+//   3. rt::adopt_graph(summary) re-plans the process from that graph (PARWIDTH_PLAN: the
+//      model's predicted fastest when its costs are known, else the width rule): the
+//      preload's pools, OpenMP caps and pinning follow the new plan for threads created
+//      from now on.
 //   4. Write the plan into the framework's own options (inter-op = pools, intra-op =
 //      threads per pool), leaving alone every option the user set explicitly unless
 //      PARWIDTH_OVERRIDE=1, and note each decision with rt::note_framework so the
@@ -82,8 +85,16 @@ void govern_session(const void* model, size_t size, pwe_session_options* opts, c
   graph::Graph g;
   graph::Stats st;
   std::string err;
-  if (graph::model_parse(model, size, graph::Format::kAuto, &g, &err) != graph::Status::kOk ||
-      graph::stats_compute(g, &st, &err) != graph::Status::kOk) {
+  // Shapes (the model's own input shapes) give each operator its FLOPs, so the
+  // model can plan the session; a graph whose shapes fail still has its width.
+  graph::Status gs = graph::model_parse(model, size, graph::Format::kAuto, &g, &err);
+  if (gs == graph::Status::kOk) {
+    std::vector<std::string> shape_warnings;
+    std::string shape_err;
+    graph::shapes_infer(&g, {}, &shape_warnings, &shape_err);
+    gs = graph::stats_compute(g, &st, &err);
+  }
+  if (gs != graph::Status::kOk) {
     rt::note_framework("engine", "graph", "unreadable", false,
                        "planning without the graph: " + err);
   } else if (st.heavy == 0) {
@@ -93,9 +104,10 @@ void govern_session(const void* model, size_t size, pwe_session_options* opts, c
     // Step 3: re-plan with the session's width.
     const std::string source = std::string("engine session (") + graph::format_name(g.format) +
                                (g.name.empty() ? "" : ": " + g.name) + ")";
-    rt::adopt_graph(source, static_cast<long>(st.heavy), static_cast<long>(st.layers),
-                    static_cast<long>(st.avg_width), static_cast<long>(st.max_level_width),
-                    st.weighted_parallelism);
+    planning::GraphSummary summary;
+    planning::summary_from(g, st, &summary);
+    summary.source = source;
+    rt::adopt_graph(summary);
     rt::note_framework("engine", "graph (" + std::string(graph::format_name(g.format)) + ")",
                        "H=" + std::to_string(st.heavy) + " L=" + std::to_string(st.layers) +
                            " W=" + std::to_string(st.avg_width),

@@ -168,6 +168,17 @@ const Row kRows[] = {
     {{"NODE_DIR", "path", "/dev/shm/parwidth-<uid>",
       "the node registry's directory (created 0700; /tmp/parwidth-<uid> without /dev/shm)"},
      [](const char* s, Options* o, std::string* why) { return nonempty(s, &o->node_dir, why); }},
+    {{"PLAN", "auto|measured|model|width", "auto",
+      "plan source: a measured plan stored for the graph, the model's predicted fastest, the "
+      "width rule (auto: in that order)"},
+     [](const char* s, Options* o, std::string* why) {
+       static const gov::PlanMode kModes[] = {gov::PlanMode::kAuto, gov::PlanMode::kMeasured,
+                                              gov::PlanMode::kModel, gov::PlanMode::kWidth};
+       for (gov::PlanMode m : kModes)
+         if (!strcasecmp(s, gov::plan_mode_name(m))) return o->plan = m, true;
+       *why = "not one of auto, measured, model, width";
+       return false;
+     }},
 };
 
 }  // namespace
@@ -269,6 +280,7 @@ std::vector<std::string> options_describe(const Options& o) {
       std::string("PAPI=") + papi_name(o.papi),
       std::string("NODE=") + (o.node ? "on" : "off"),
       "NODE_DIR=" + str(o.node_dir),
+      std::string("PLAN=") + gov::plan_mode_name(o.plan),
   };
 }
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "governor/plan_source.h"
+
 namespace pw::opt {
 
 enum class Mode { kOff, kObserve, kGovern };
@@ -37,6 +39,7 @@ struct Options {
   Papi papi = Papi::kAuto;  // PAPI counters for the monitor (off: /proc only; see options.cpp)
   bool node = true;         // join the node registry when no launcher describes the process
   std::string node_dir;     // the registry directory; "" = /dev/shm/parwidth-<uid> (or /tmp)
+  gov::PlanMode plan = gov::PlanMode::kAuto;  // which plan sources to try
 };
 
 // One row of the table, for --help, the README and verbose output.

@@ -8,6 +8,9 @@
 #include <cstring>
 
 #include "graph/graph.h"
+#include "preload/cache.h"
+
+#include <ctime>
 
 namespace pw::planning {
 namespace {
@@ -40,6 +43,11 @@ bool graph_summary(const std::string& path, GraphSummary* out, std::string* err,
     if (err->empty()) *err = graph::status_name(s);
     return false;
   }
+  summary_from(g, st, out);
+  return true;
+}
+
+void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* out) {
   out->known = true;
   out->source = st.source;
   out->heavy = static_cast<long>(st.heavy);
@@ -51,7 +59,46 @@ bool graph_summary(const std::string& path, GraphSummary* out, std::string* err,
   out->work_flops = st.work_flops;
   out->span_flops = st.span_flops;
   out->work_over_span = st.work_over_span;
-  return true;
+  out->costs_known = st.costs == "flops" && !g.nodes.empty();
+  out->cost_graph.ops.clear();
+  if (out->costs_known) {
+    out->cost_graph.ops.reserve(g.nodes.size());
+    for (const graph::Node& n : g.nodes) {
+      gov::OpCost c;
+      c.flops = n.flops > 0 ? n.flops : 0;
+      c.bytes = n.bytes > 0 ? n.bytes : 0;
+      c.preds = n.preds;
+      out->cost_graph.ops.push_back(std::move(c));
+    }
+  }
+}
+
+gov::Plan plan_choose(const opt::Options& o, const opt::EnvLookup& env,
+                      const topo::Machine& machine, const topo::Budget& budget,
+                      const GraphSummary& graph, std::vector<std::string>* warnings,
+                      bool* calibration_found) {
+  gov::PlanInputs in;
+  in.mode = o.plan;
+  in.width.known = graph.known;
+  in.width.avg_width = graph.avg_width;
+  in.width.max_level_width = graph.max_level_width;
+  gov::PlanOptions po;
+  po.pools = o.pools;
+  po.intra = o.intra;
+  po.smt = o.smt;
+  *calibration_found = false;
+  gov::MachineModel model;
+  const bool want_model = o.plan == gov::PlanMode::kAuto || o.plan == gov::PlanMode::kModel;
+  if (graph.known && graph.costs_known && want_model && po.pools == 0 && po.intra == 0) {
+    std::string warning;
+    model = cache::calibration_load(
+        cache::cache_dir(env), cache::machine_id(machine), cache::budget_id(budget), budget.cores,
+        static_cast<int64_t>(time(nullptr)), calibration_found, &warning);
+    if (!warning.empty()) warnings->push_back(warning);
+    in.costs = &graph.cost_graph;
+    in.model = &model;
+  }
+  return gov::plan_choose(budget_view(budget), in, po);
 }
 
 // Slurm's "2(x3),1" (tasks on each node of the step, in node order) at `index`.
@@ -215,24 +262,14 @@ bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::
     return false;
   }
 
-  gov::WidthView width;
-  if (!o.model.empty()) {
+  if (!o.model.empty() && !out->graph.known) {
     // A model that cannot be read costs one warning and a plan without a graph.
-    // Shape warnings are not repeated in the host's stderr: `parwidth width` shows them.
-    if (graph_summary(o.model, &out->graph, &why, o.input_shapes)) {
-      width.known = true;
-      width.avg_width = out->graph.avg_width;
-      width.max_level_width = out->graph.max_level_width;
-    } else {
+    if (!graph_summary(o.model, &out->graph, &why, o.input_shapes))
       out->warnings.push_back("PARWIDTH_MODEL " + o.model + ": " + why +
                               "; planning without a graph");
-    }
   }
-  gov::PlanOptions po;
-  po.pools = o.pools;
-  po.intra = o.intra;
-  po.smt = o.smt;
-  out->plan = gov::plan_for(budget_view(out->budget), width, po);
+  out->plan = plan_choose(o, env, out->machine, out->budget, out->graph, &out->warnings,
+                          &out->calibration_found);
   return true;
 }
 

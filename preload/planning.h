@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "governor/plan.h"
+#include "governor/schedule.h"
+#include "graph/graph.h"
 #include "preload/options.h"
 #include "topology/topology.h"
 
@@ -18,6 +20,10 @@ struct GraphSummary {
   double weighted_parallelism = 1;
   std::string costs = "unit";  // "flops" when weighted_parallelism used FLOPs
   double work_flops = 0, span_flops = 0, work_over_span = 1;  // graph/README.md
+  // The operators with their FLOPs and bytes, when every heavy operator's
+  // FLOPs are known (costs_known); the model plans from it.
+  bool costs_known = false;
+  gov::CostGraph cost_graph;
 };
 
 struct Planned {
@@ -28,7 +34,16 @@ struct Planned {
   std::string local_from;             // where local rank/size came from
   bool node_registry = false;         // no launcher gave a share: the node registry may divide
   std::vector<std::string> warnings;  // problems that did not stop planning
+  bool calibration_found = false;     // a stored calibration was used (source "model")
 };
+
+// The plan for a budget from the graph and the options: the sources of
+// PARWIDTH_PLAN in order; the machine model is read from the calibration
+// cache when the graph has costs. A bad calibration adds one warning.
+gov::Plan plan_choose(const opt::Options& o, const opt::EnvLookup& env,
+                      const topo::Machine& machine, const topo::Budget& budget,
+                      const GraphSummary& graph, std::vector<std::string>* warnings,
+                      bool* calibration_found);
 
 // Reads a model graph, infers its shapes (graph input shapes from input_shapes,
 // "name=1x3x224x224,..." as PARWIDTH_INPUT_SHAPES; the model's own when empty) and computes
@@ -37,6 +52,9 @@ struct Planned {
 bool graph_summary(const std::string& path, GraphSummary* out, std::string* err,
                    const std::string& input_shapes = {},
                    std::vector<std::string>* shape_warnings = nullptr);
+
+// The summary (statistics and operator costs) of a graph already read.
+void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* out);
 
 // The local rank and size from PARWIDTH_LOCAL_*, else the launcher's variables
 // (torchrun, Open MPI, MPICH/Hydra, Slurm). Defaults 0 of 1. A launcher that

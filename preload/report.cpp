@@ -42,6 +42,20 @@ std::string plan_json(const gov::Plan& p) {
   for (const auto& set : p.core_sets) w.ints(set);
   w.end_array();
   w.key("spanning_pools").value(p.spanning_pools);
+  w.key("source").value(p.source);
+  w.key("source_detail").value(p.source_detail);
+  // The model's candidates with their predicted times (source "model").
+  w.key("predicted").begin_array();
+  for (const gov::Plan::Predicted& c : p.predicted)
+    w.begin_object()
+        .key("pools")
+        .value(c.pools)
+        .key("intra")
+        .value(c.intra)
+        .key("seconds")
+        .value(c.seconds)
+        .end_object();
+  w.end_array();
   w.key("notes").strings(p.notes);
   w.end_object();
   return w.str();

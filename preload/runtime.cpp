@@ -115,15 +115,11 @@ topo::Budget budget_narrow(const topo::Budget& full, std::vector<int> keep) {
 }
 
 gov::Plan plan_for_budget(const Runtime& r, const topo::Budget& b) {
-  gov::WidthView width;
-  width.known = r.planned.graph.known;
-  width.avg_width = r.planned.graph.avg_width;
-  width.max_level_width = r.planned.graph.max_level_width;
-  gov::PlanOptions po;
-  po.pools = r.opt.pools;
-  po.intra = r.opt.intra;
-  po.smt = r.opt.smt;
-  return gov::plan_for(planning::budget_view(b), width, po);
+  std::vector<std::string> warnings;
+  bool found = false;
+  // Warnings about the calibration were given at activation.
+  return planning::plan_choose(r.opt, env_lookup, r.planned.machine, b, r.planned.graph, &warnings,
+                               &found);
 }
 
 bool set_thread_affinity(long tid, const std::vector<int>& cpus) {
@@ -392,26 +388,36 @@ bool graph_known() {
 
 bool adopt_graph(const std::string& source, long heavy, long layers, long avg_width,
                  long max_level_width, double weighted_parallelism) {
+  planning::GraphSummary g;
+  g.known = true;
+  g.source = source;
+  g.heavy = heavy;
+  g.layers = layers;
+  g.avg_width = avg_width;
+  g.max_level_width = max_level_width;
+  g.weighted_parallelism = weighted_parallelism;
+  return adopt_graph(g);
+}
+
+bool adopt_graph(const planning::GraphSummary& graph) {
   if (!g || g->state.load(std::memory_order_acquire) != kActive) return false;
   Runtime& r = *g;
-  gov::WidthView width;
-  width.known = true;
-  width.avg_width = avg_width;
-  width.max_level_width = max_level_width;
-  gov::PlanOptions po;
-  po.pools = r.opt.pools;
-  po.intra = r.opt.intra;
-  po.smt = r.opt.smt;
-  const gov::Plan p = gov::plan_for(planning::budget_view(r.planned.budget), width, po);
+  std::vector<std::string> warnings;
+  bool found = false;
+  topo::Budget budget;
+  topo::Machine machine;
   {
     std::lock_guard<std::mutex> lock(r.mu);
-    r.planned.graph.known = true;
-    r.planned.graph.source = source;
-    r.planned.graph.heavy = heavy;
-    r.planned.graph.layers = layers;
-    r.planned.graph.avg_width = avg_width;
-    r.planned.graph.max_level_width = max_level_width;
-    r.planned.graph.weighted_parallelism = weighted_parallelism;
+    budget = r.planned.budget;
+    machine = r.planned.machine;
+  }
+  const gov::Plan p =
+      planning::plan_choose(r.opt, env_lookup, machine, budget, graph, &warnings, &found);
+  for (const std::string& w : warnings) warn_once("calibration", w);
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.planned.graph = graph;
+    r.planned.calibration_found = found;
     r.planned.plan = p;
   }
   r.registry.replan(p);

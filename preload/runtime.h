@@ -10,6 +10,7 @@
 
 #include "governor/registry.h"
 #include "preload/options.h"
+#include "preload/planning.h"
 
 namespace pw::rt {
 
@@ -52,6 +53,8 @@ bool graph_known();
 // Returns false (and changes nothing) when not active.
 bool adopt_graph(const std::string& source, long heavy, long layers, long avg_width,
                  long max_level_width, double weighted_parallelism);
+// The same with the graph's operator costs, so the model can plan it.
+bool adopt_graph(const planning::GraphSummary& graph);
 
 // A framework/runtime setting that was applied or left alone, for the report.
 void note_framework(const std::string& name, const std::string& setting, const std::string& value,

@@ -15,8 +15,10 @@ ENGINE = BIN / "naive_engine"
     [("googlenet.onnx", 2), ("densenet121.onnx", 1), ("tf_inception_block_savedmodel", 2)],
 )
 def test_model_graph_sets_the_plan(tmp_path, model, avg_width):
+    # The width rule (PARWIDTH_PLAN=width); test_plans.py covers the model's choice.
     report = tmp_path / "r.json"
-    p = run([ENGINE, "--workers", 1, "--iterations", 2], REPORT=report, MODEL=MODELS / model)
+    p = run([ENGINE, "--workers", 1, "--iterations", 2], REPORT=report, MODEL=MODELS / model,
+            PLAN="width")
     assert p.returncode == 0, p.stderr
     assert WARNING not in p.stderr
     r = load(report)
@@ -24,6 +26,7 @@ def test_model_graph_sets_the_plan(tmp_path, model, avg_width):
     pools = min(avg_width, r["graph"]["max_level_width"], len(FULL))
     assert r["plan"]["pools"] == pools
     assert r["plan"]["threads"] == len(FULL) // pools
+    assert r["plan"]["source"] == "width"
 
 
 @pytest.mark.parametrize(

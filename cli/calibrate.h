@@ -1,0 +1,18 @@
+// cli/calibrate: measuring and storing a calibration (shared by `calibrate`,
+// `plan` and `run`, which calibrate once per machine and budget).
+#pragma once
+
+#include <string>
+
+#include "preload/planning.h"
+
+namespace pw::cli {
+
+// Measures the planned budget in a helper process and stores the result in dir.
+bool calibrate_budget(const planning::Planned& p, const std::string& dir, bool progress,
+                      std::string* path, std::string* why);
+
+// Whether a valid calibration for this machine and budget is stored in dir.
+bool calibration_stored(const planning::Planned& p, const std::string& dir);
+
+}  // namespace pw::cli

@@ -1,0 +1,177 @@
+// cli/cmd_calibrate: measure this budget's per-core throughput and OpenMP
+// scaling with the parwidth-calibrate helper, store it in the user's cache.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+
+#include "cli/args.h"
+#include "cli/calibrate.h"
+#include "cli/commands.h"
+#include "preload/cache.h"
+#include "preload/planning.h"
+
+namespace pw::cli {
+namespace {
+
+const char* env_get(const char* n) {
+  return getenv(n);
+}
+
+std::string helper_path() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  buf[n] = '\0';
+  std::string dir(buf);
+  dir.resize(dir.rfind('/') + 1);
+  return dir + "parwidth-calibrate";
+}
+
+// Runs the helper ungoverned (no preload in its environment) and collects stdout.
+bool helper_run(int max_team, std::string* out, std::string* why) {
+  const std::string path = helper_path();
+  if (path.empty() || access(path.c_str(), X_OK) != 0) {
+    *why = "helper " + path + " not found (built with OpenMP only)";
+    return false;
+  }
+  int fds[2];
+  if (pipe(fds) != 0) return *why = "pipe failed", false;
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return *why = "fork failed", false;
+  }
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    close(fds[0]);
+    close(fds[1]);
+    unsetenv("LD_PRELOAD");
+    unsetenv("OMP_NUM_THREADS");
+    setenv("PARWIDTH_MODE", "off", 1);
+    const std::string team = std::to_string(max_team);
+    execl(path.c_str(), path.c_str(), team.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(fds[1]);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) != 0) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    out->append(buf, static_cast<size_t>(n));
+    if (out->size() > gov::kCalibrationMaxBytes) break;
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return *why = "helper failed", false;
+  return true;
+}
+
+}  // namespace
+
+bool calibrate_budget(const planning::Planned& p, const std::string& dir, bool progress,
+                      std::string* path, std::string* why) {
+  if (dir.empty()) return *why = "no cache directory (set XDG_CACHE_HOME or HOME)", false;
+  const int cores = std::max(1, p.budget.cores);
+  if (progress)
+    fprintf(stderr, "parwidth: calibrating %d core(s), teams 1..%d (a few seconds, once)...\n",
+            cores, 2 * cores);
+  std::string text;
+  if (!helper_run(2 * cores, &text, why)) return false;
+  gov::Calibration c;
+  c.machine = cache::machine_id(p.machine);
+  c.budget = cache::budget_id(p.budget);
+  c.created = static_cast<int64_t>(time(nullptr));
+  c.model.cores = cores;
+  // The helper's lines are the body of a calibration file.
+  std::string body = "parwidth-calibration 1\nmachine " + c.machine + "\nbudget " + c.budget +
+                     "\ncreated " + std::to_string(c.created) + "\ncores " + std::to_string(cores) +
+                     "\nop_overhead_s " + "3e-06\n" + text + "end\n";
+  gov::Calibration check;
+  const gov::CalibrationStatus st =
+      gov::calibration_parse(body, c.machine, c.budget, c.created, &check, why);
+  if (st != gov::CalibrationStatus::kOk) {
+    *why = "the helper's measurements do not validate: " + *why;
+    return false;
+  }
+  const std::string name = cache::calibration_name(c.machine, c.budget);
+  if (!cache::file_write_atomic(dir, name, gov::calibration_format(check), why)) return false;
+  *path = dir + "/" + name;
+  return true;
+}
+
+bool calibration_stored(const planning::Planned& p, const std::string& dir) {
+  bool found = false;
+  std::string warning;
+  cache::calibration_load(dir, cache::machine_id(p.machine), cache::budget_id(p.budget),
+                          p.budget.cores, static_cast<int64_t>(time(nullptr)), &found, &warning);
+  return found;
+}
+
+}  // namespace pw::cli
+
+int pw_cmd_calibrate(int argc, char** argv) {
+  pw::cli::Args a(argc, argv);
+  bool show = false;
+  while (!a.done()) {
+    if (a.flag("-h") || a.flag("--help")) {
+      fputs(
+          "usage: parwidth calibrate [--show]\n"
+          "\n"
+          "Measures this CPU budget's per-core throughput and OpenMP scaling (team sizes\n"
+          "1..2 x cores, six operator sizes) in a helper process and stores it under\n"
+          "XDG_CACHE_HOME/parwidth (else ~/.cache/parwidth) for this machine and budget.\n"
+          "--show prints the stored calibration instead.\n",
+          stdout);
+      return 0;
+    }
+    if (a.flag("--show")) {
+      show = true;
+      continue;
+    }
+    fprintf(stderr, "parwidth: error: unknown argument '%s'\n", a.peek());
+    return 2;
+  }
+  std::vector<std::string> warns;
+  const pw::opt::Options o = pw::opt::options_parse(pw::cli::env_get, &warns);
+  pw::planning::Planned p;
+  std::string err;
+  if (!pw::planning::plan_process(o, pw::cli::env_get, nullptr, &p, &err)) {
+    fprintf(stderr, "parwidth: error: %s\n", err.c_str());
+    return 1;
+  }
+  const std::string dir = pw::cache::cache_dir(pw::cli::env_get);
+  if (show) {
+    bool found = false;
+    std::string warning;
+    const pw::gov::MachineModel m = pw::cache::calibration_load(
+        dir, pw::cache::machine_id(p.machine), pw::cache::budget_id(p.budget), p.budget.cores,
+        static_cast<int64_t>(time(nullptr)), &found, &warning);
+    if (!warning.empty()) fprintf(stderr, "parwidth: warning: %s\n", warning.c_str());
+    printf("%s\n", m.detail.c_str());
+    for (const pw::gov::SizeRow& r : m.rows) {
+      printf("  %10.3g FLOPs:", r.flops);
+      for (double s : r.seconds) printf(" %.3g", s);
+      printf("\n");
+    }
+    return found ? 0 : 1;
+  }
+  std::string path;
+  if (!pw::cli::calibrate_budget(p, dir, true, &path, &err)) {
+    fprintf(stderr, "parwidth: error: calibration failed: %s\n", err.c_str());
+    return 1;
+  }
+  printf("calibration stored: %s\n", path.c_str());
+  return 0;
+}

@@ -1,0 +1,246 @@
+// governor/machine_model: operator times from a calibration or the built-in model.
+#include "governor/machine_model.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace pw::gov {
+namespace {
+
+constexpr double kBuiltinFlopsPerS = 2.5e10;
+constexpr int kMaxCores = 4096;
+constexpr size_t kMaxRows = 64;
+
+double builtin_seconds(double flops, int t, int cores) {
+  const int busy = std::min(t, cores);
+  double s = flops / (kBuiltinFlopsPerS * busy);
+  if (t > cores) s *= 1.0 + 0.15 * static_cast<double>(t - cores) / cores;
+  int log2t = 0;
+  while ((1 << log2t) < t) ++log2t;
+  return s + 2e-6 * log2t + 4e-7 * t;
+}
+
+// Splits "word rest" at the first space.
+bool split_key(const std::string& line, std::string* key, std::string* rest) {
+  const size_t sp = line.find(' ');
+  if (sp == std::string::npos || sp == 0) return false;
+  *key = line.substr(0, sp);
+  *rest = line.substr(sp + 1);
+  return true;
+}
+
+bool parse_double(const char* s, const char** end, double* out) {
+  char* e = nullptr;
+  errno = 0;
+  const double v = std::strtod(s, &e);
+  if (e == s || errno != 0 || !std::isfinite(v)) return false;
+  *out = v;
+  *end = e;
+  return true;
+}
+
+bool parse_one(const std::string& s, double lo, double hi, double* out) {
+  const char* end = nullptr;
+  double v = 0;
+  if (!parse_double(s.c_str(), &end, &v) || *end != '\0' || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+bool parse_row(const std::string& s, SizeRow* row) {
+  const char* p = s.c_str();
+  const char* end = nullptr;
+  if (!parse_double(p, &end, &row->flops) || row->flops < 1 || row->flops > 1e16) return false;
+  p = end;
+  while (*p == ' ') {
+    double v = 0;
+    if (!parse_double(p + 1, &end, &v) || v <= 0 || v > 1e4) return false;
+    row->seconds.push_back(v);
+    p = end;
+    if (row->seconds.size() > 2 * kMaxCores) return false;
+  }
+  return *p == '\0' && !row->seconds.empty();
+}
+
+}  // namespace
+
+MachineModel builtin_model(int cores) {
+  MachineModel m;
+  m.cores = std::max(1, cores);
+  m.source = "builtin";
+  m.detail = "built-in model for " + std::to_string(m.cores) + " core(s)";
+  for (double f = 1e4; f <= 1e10; f *= 10) {
+    SizeRow r;
+    r.flops = f;
+    for (int t = 1; t <= 2 * m.cores; ++t) r.seconds.push_back(builtin_seconds(f, t, m.cores));
+    m.rows.push_back(std::move(r));
+  }
+  return m;
+}
+
+double op_seconds(const MachineModel& m, double flops, double bytes, int threads) {
+  const int t = std::max(1, threads);
+  const int busy = std::min(t, std::max(1, m.cores));
+  double mem = bytes > 0 ? bytes / (m.bytes_per_s * busy) : 0;
+  double compute = 0;
+  if (flops > 0 && !m.rows.empty()) {
+    const size_t col = static_cast<size_t>(t) - 1;
+    auto at = [&](size_t k) {
+      const std::vector<double>& s = m.rows[k].seconds;
+      return s[std::min(col, s.size() - 1)];
+    };
+    const size_t n = m.rows.size();
+    size_t k = 0;
+    while (k < n && m.rows[k].flops < flops) ++k;
+    if (k == n) {
+      // Above the largest size: its per-FLOP time.
+      compute = at(n - 1) * flops / m.rows[n - 1].flops;
+    } else if (m.rows[k].flops == flops) {
+      compute = at(k);
+    } else if (k > 0) {
+      const double f0 = m.rows[k - 1].flops, f1 = m.rows[k].flops;
+      compute = at(k - 1) + (at(k) - at(k - 1)) * (flops - f0) / (f1 - f0);
+    } else {
+      // Below the smallest size: along the line through the two smallest
+      // (its intercept is the team's fixed cost), between linear and flat.
+      const double f0 = m.rows[0].flops, s0 = at(0);
+      double v = s0 * flops / f0;
+      if (n > 1) {
+        const double slope = (at(1) - s0) / (m.rows[1].flops - f0);
+        v = s0 - slope * (f0 - flops);
+      }
+      compute = std::clamp(v, s0 * flops / f0, s0);
+    }
+  }
+  return m.op_overhead_s + std::max(compute, mem);
+}
+
+const char* calibration_status_name(CalibrationStatus s) {
+  switch (s) {
+    case CalibrationStatus::kOk:
+      return "ok";
+    case CalibrationStatus::kCorrupt:
+      return "corrupt";
+    case CalibrationStatus::kOtherMachine:
+      return "another machine";
+    case CalibrationStatus::kOtherBudget:
+      return "another CPU budget";
+    case CalibrationStatus::kStale:
+      return "stale";
+  }
+  return "?";
+}
+
+std::string calibration_format(const Calibration& c) {
+  std::string s = "parwidth-calibration 1\n";
+  s += "machine " + c.machine + "\n";
+  s += "budget " + c.budget + "\n";
+  s += "created " + std::to_string(c.created) + "\n";
+  s += "cores " + std::to_string(c.model.cores) + "\n";
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.6g", c.model.bytes_per_s);
+  s += std::string("bytes_per_s ") + buf + "\n";
+  snprintf(buf, sizeof buf, "%.6g", c.model.op_overhead_s);
+  s += std::string("op_overhead_s ") + buf + "\n";
+  for (const SizeRow& r : c.model.rows) {
+    snprintf(buf, sizeof buf, "%.6g", r.flops);
+    s += std::string("size ") + buf;
+    for (double v : r.seconds) {
+      snprintf(buf, sizeof buf, " %.6g", v);
+      s += buf;
+    }
+    s += "\n";
+  }
+  s += "end\n";
+  return s;
+}
+
+CalibrationStatus calibration_parse(const std::string& text, const std::string& machine,
+                                    const std::string& budget, int64_t now, Calibration* out,
+                                    std::string* why) {
+  auto corrupt = [&](const std::string& w) {
+    *why = w;
+    return CalibrationStatus::kCorrupt;
+  };
+  if (text.size() > kCalibrationMaxBytes) return corrupt("larger than 64 KiB");
+  Calibration c;
+  bool have_machine = false, have_budget = false, have_created = false, have_cores = false,
+       ended = false;
+  size_t pos = 0;
+  int lineno = 0;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) return corrupt("truncated (no newline after the last line)");
+    const std::string line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++lineno;
+    if (ended) return corrupt("text after 'end'");
+    if (lineno == 1) {
+      if (line != "parwidth-calibration 1") return corrupt("not a parwidth calibration (v1)");
+      continue;
+    }
+    if (line == "end") {
+      ended = true;
+      continue;
+    }
+    std::string key, rest;
+    if (!split_key(line, &key, &rest)) return corrupt("line " + std::to_string(lineno));
+    double v = 0;
+    if (key == "machine") {
+      c.machine = rest;
+      have_machine = true;
+    } else if (key == "budget") {
+      c.budget = rest;
+      have_budget = true;
+    } else if (key == "created") {
+      if (!parse_one(rest, 0, 1e12, &v)) return corrupt("bad 'created'");
+      c.created = static_cast<int64_t>(v);
+      have_created = true;
+    } else if (key == "cores") {
+      if (!parse_one(rest, 1, kMaxCores, &v) || v != std::floor(v)) return corrupt("bad 'cores'");
+      c.model.cores = static_cast<int>(v);
+      have_cores = true;
+    } else if (key == "bytes_per_s") {
+      if (!parse_one(rest, 1e6, 1e13, &v)) return corrupt("bad 'bytes_per_s'");
+      c.model.bytes_per_s = v;
+    } else if (key == "op_overhead_s") {
+      if (!parse_one(rest, 0, 1e-1, &v)) return corrupt("bad 'op_overhead_s'");
+      c.model.op_overhead_s = v;
+    } else if (key == "size") {
+      SizeRow r;
+      if (!parse_row(rest, &r)) return corrupt("bad 'size' line " + std::to_string(lineno));
+      if (!c.model.rows.empty() && (r.flops <= c.model.rows.back().flops ||
+                                    r.seconds.size() != c.model.rows.back().seconds.size()))
+        return corrupt("'size' lines out of order or of different team counts");
+      if (c.model.rows.size() >= kMaxRows) return corrupt("too many 'size' lines");
+      c.model.rows.push_back(std::move(r));
+    }
+    // Unknown keys are skipped: a later version may add some.
+  }
+  if (!ended) return corrupt("truncated (no 'end')");
+  if (!have_machine || !have_budget || !have_created || !have_cores || c.model.rows.empty())
+    return corrupt("missing machine, budget, created, cores or size lines");
+  if (c.model.rows[0].seconds.size() < static_cast<size_t>(c.model.cores))
+    return corrupt("fewer team sizes than cores");
+  if (c.machine != machine) {
+    *why = "measured on '" + c.machine + "'";
+    return CalibrationStatus::kOtherMachine;
+  }
+  if (c.budget != budget) {
+    *why = "measured for budget '" + c.budget + "'";
+    return CalibrationStatus::kOtherBudget;
+  }
+  if (c.created > now + 300 || now - c.created > kCalibrationMaxAge) {
+    *why = "measured at " + std::to_string(c.created) + ", now " + std::to_string(now);
+    return CalibrationStatus::kStale;
+  }
+  c.model.source = "calibration";
+  c.model.detail = "calibration measured at " + std::to_string(c.created);
+  *out = std::move(c);
+  return CalibrationStatus::kOk;
+}
+
+}  // namespace pw::gov

@@ -1,0 +1,77 @@
+// governor/machine_model: how long one operator takes on a team of t threads on
+// this CPU budget, from a calibration (`parwidth calibrate`) or a built-in model.
+//
+// Pure: the calibration's text is parsed and written here; reading and writing
+// the file is the caller's (preload/cache). Parsing never throws and never
+// trusts its input: a bad file is a status and a reason, never a crash.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pw::gov {
+
+// Times measured (or modelled) for one operator size: seconds[t-1] is the time
+// of one operator of `flops` floating-point operations on a team of t threads,
+// alone on the budget. Team sizes run 1..2 x cores (oversubscribed included).
+struct SizeRow {
+  double flops = 0;
+  std::vector<double> seconds;
+};
+
+struct MachineModel {
+  std::string source = "builtin";  // "builtin" or "calibration" (+ when, in `detail`)
+  std::string detail;              // one line for the report
+  int cores = 1;
+  double bytes_per_s = 8e9;     // one core streaming memory (light operators)
+  double op_overhead_s = 3e-6;  // fixed cost of dispatching one operator
+  std::vector<SizeRow> rows;    // ascending flops, same team count in each
+};
+
+// The built-in model for `cores` physical cores, used while no calibration is
+// stored. Per core 2.5e10 FLOP/s at large sizes; a team of t <= cores threads
+// runs an operator of f FLOPs in
+//   f / (2.5e10 * t) + 2e-6 * ceil(log2 t) (fork/join) + 4e-7 * t (per-thread setup)
+// and an oversubscribed team (t > cores) gets the cores' throughput, less
+// 15% per extra thread per core (time slices cut into OpenMP barriers).
+MachineModel builtin_model(int cores);
+
+// Seconds for one operator of `flops` FLOPs and `bytes` bytes moved on a team
+// of `threads` threads, alone on the budget. Between calibrated sizes the
+// team's speed-up is interpolated on log(flops); beyond them it is clamped.
+// flops <= 0 costs the memory time and the overhead only.
+double op_seconds(const MachineModel& m, double flops, double bytes, int threads);
+
+// The calibration file: a text header naming the machine and the budget it
+// was measured on, then the model's numbers. `machine` and `budget` are the
+// caller's strings (CPU model, cpu list, quota), compared verbatim on load.
+struct Calibration {
+  std::string machine;
+  std::string budget;
+  int64_t created = 0;  // unix seconds
+  MachineModel model;
+};
+
+std::string calibration_format(const Calibration& c);
+
+enum class CalibrationStatus {
+  kOk,
+  kCorrupt,       // not a calibration, truncated, out-of-range numbers
+  kOtherMachine,  // measured on another machine
+  kOtherBudget,   // measured on this machine for another CPU budget
+  kStale,         // older than kCalibrationMaxAge, or from the future
+};
+
+inline constexpr int64_t kCalibrationMaxAge = 90LL * 24 * 3600;
+inline constexpr size_t kCalibrationMaxBytes = 64 * 1024;
+
+const char* calibration_status_name(CalibrationStatus s);
+
+// Parses and validates `text` against the machine and budget of this process
+// at time `now`. On kOk fills *out (model.source = "calibration").
+CalibrationStatus calibration_parse(const std::string& text, const std::string& machine,
+                                    const std::string& budget, int64_t now, Calibration* out,
+                                    std::string* why);
+
+}  // namespace pw::gov

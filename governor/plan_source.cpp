@@ -1,0 +1,93 @@
+// governor/plan_source: measured, then model, then width.
+#include "governor/plan_source.h"
+
+#include <cstdio>
+
+namespace pw::gov {
+
+const char* plan_mode_name(PlanMode m) {
+  switch (m) {
+    case PlanMode::kAuto:
+      return "auto";
+    case PlanMode::kMeasured:
+      return "measured";
+    case PlanMode::kModel:
+      return "model";
+    case PlanMode::kWidth:
+      return "width";
+  }
+  return "?";
+}
+
+Plan plan_choose(const BudgetView& budget, const PlanInputs& in, const PlanOptions& opt) {
+  // The user's explicit counts win; the width rule fills what is not given.
+  if (opt.pools > 0 || opt.intra > 0) {
+    Plan p = plan_for(budget, in.width, opt);
+    p.source = "user";
+    p.source_detail = "PARWIDTH_POOLS / PARWIDTH_INTRA";
+    return p;
+  }
+  const Plan rule = plan_for(budget, in.width, opt);
+  const int slots = rule.slots;
+  std::string why_not;
+  const bool try_measured = in.mode == PlanMode::kAuto || in.mode == PlanMode::kMeasured;
+  const bool try_model = in.mode == PlanMode::kAuto || in.mode == PlanMode::kModel;
+
+  if (try_measured) {
+    if (in.measured.known && in.measured.pools >= 1 && in.measured.intra >= 1) {
+      PlanOptions o = opt;
+      o.pools = in.measured.pools;
+      o.intra = in.measured.intra;
+      Plan p = plan_for(budget, in.width, o);
+      p.notes.clear();
+      p.source = "measured";
+      p.source_detail = in.measured.how;
+      char buf[160];
+      snprintf(buf, sizeof buf, "pools = %d, threads = %d: measured best %.6g s (%s)",
+               in.measured.pools, in.measured.intra, in.measured.seconds, in.measured.how.c_str());
+      p.notes.push_back(buf);
+      return p;
+    }
+    why_not += "no measured plan stored for this graph and budget; ";
+  }
+  if (try_model) {
+    if (!in.costs || in.costs->ops.empty()) {
+      why_not += "operator costs unknown; ";
+    } else if (!in.model) {
+      why_not += "no machine model; ";
+    } else {
+      const ModelChoice c = model_choose(*in.costs, slots, slots, *in.model);
+      if (c.chosen >= 0) {
+        const Candidate& best = c.candidates[static_cast<size_t>(c.chosen)];
+        PlanOptions o = opt;
+        o.pools = best.pools;
+        o.intra = best.intra;
+        Plan p = plan_for(budget, in.width, o);
+        p.notes.clear();
+        p.source = "model";
+        p.source_detail = in.model->detail;
+        for (const Candidate& x : c.candidates)
+          p.predicted.push_back({x.pools, x.intra, x.seconds});
+        char buf[200];
+        snprintf(buf, sizeof buf,
+                 "pools = %d, threads = %d: fastest predicted schedule, %.6g s, of %zu "
+                 "candidates (%s)",
+                 best.pools, best.intra, best.seconds, c.candidates.size(),
+                 in.model->detail.c_str());
+        p.notes.push_back(buf);
+        return p;
+      }
+      why_not += "the graph has no schedule; ";
+    }
+  }
+  Plan p = rule;
+  p.source = "width";
+  if (!why_not.empty() && in.mode != PlanMode::kWidth) {
+    why_not.resize(why_not.size() - 2);
+    p.source_detail = why_not;
+    p.notes.insert(p.notes.begin(), "width rule: " + why_not);
+  }
+  return p;
+}
+
+}  // namespace pw::gov

@@ -1,0 +1,40 @@
+// governor/plan_source: which source decides the plan (DESIGN.md "The plan"):
+// a measured plan stored for this graph and budget, the model's predicted
+// fastest candidate, or the width rule; the user's PARWIDTH_POOLS/INTRA above all.
+//
+// Pure: the caller reads the stored plan and the calibration and passes them in.
+#pragma once
+
+#include <string>
+
+#include "governor/plan.h"
+#include "governor/schedule.h"
+
+namespace pw::gov {
+
+enum class PlanMode { kAuto, kMeasured, kModel, kWidth };
+
+const char* plan_mode_name(PlanMode m);
+
+// A plan measured for this graph fingerprint on this budget.
+struct MeasuredPlan {
+  bool known = false;
+  int pools = 1, intra = 1;
+  double seconds = 0;  // the measured best (median)
+  std::string how;     // "parwidth tune, 2026-12-01 03:10 UTC, 12 runs", ...
+};
+
+struct PlanInputs {
+  WidthView width;
+  const CostGraph* costs = nullptr;     // null or empty: costs unknown
+  const MachineModel* model = nullptr;  // null: the model is not available
+  MeasuredPlan measured;
+  PlanMode mode = PlanMode::kAuto;
+};
+
+// auto: measured, then model, then width. measured / model: that source, else
+// the width rule (with a note saying why). width: the paper's rule only.
+// Each source's pools and intra go through plan_for for the core sets.
+Plan plan_choose(const BudgetView& budget, const PlanInputs& in, const PlanOptions& opt);
+
+}  // namespace pw::gov

@@ -1,0 +1,64 @@
+// governor/schedule: the predicted time of a graph's schedule for each
+// candidate (pools, intra), and the choice among the candidates.
+//
+// Pure: values in, values out. A graph with a cycle, a bad predecessor index
+// or no operators has no prediction (simulate returns a negative time).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "governor/machine_model.h"
+
+namespace pw::gov {
+
+// One operator: its FLOPs (0 for a light operator), the bytes it moves
+// (0 when unknown) and the operators whose outputs it reads.
+struct OpCost {
+  double flops = 0;
+  double bytes = 0;
+  std::vector<uint32_t> preds;
+};
+
+struct CostGraph {
+  std::vector<OpCost> ops;
+};
+
+// List scheduling over `pools` inter-op pools, each running one operator at a
+// time on a team of `intra` threads. When a pool is free it takes the ready
+// operator with the longest remaining path (operator times at `intra`
+// threads; ties to the lower index). An operator alone takes op_seconds();
+// operators running together share the cores: while the running teams ask
+// for D > cores threads, a team of d gets cores x d / D cores, so it runs at
+// min(1, that / min(d, cores)) of its speed alone. Returns the makespan in
+// seconds, or -1 for a graph without a schedule (empty, cyclic, bad index).
+double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m);
+
+struct Candidate {
+  int pools = 1;
+  int intra = 1;
+  double seconds = 0;  // predicted
+};
+
+// Candidates within a relative `tie` of the fastest count as equally fast;
+// among those the fewest threads (pools x intra) win, then the fewest pools.
+inline constexpr double kTieFraction = 0.01;
+size_t candidate_choose(const std::vector<Candidate>& c, double tie = kTieFraction);
+
+// Every (pools, intra) with pools x intra <= 2 x cores and pools at most
+// max_pools (the plan's core sets give each pool one core at least) and the
+// number of operators, each with its simulated time; empty when the graph has
+// no schedule.
+std::vector<Candidate> candidates_predict(const CostGraph& g, int cores, int max_pools,
+                                          const MachineModel& m);
+
+// The model's choice for a graph: the candidates and the index of the chosen
+// one (chosen < 0 when there is no prediction).
+struct ModelChoice {
+  std::vector<Candidate> candidates;
+  int chosen = -1;
+};
+ModelChoice model_choose(const CostGraph& g, int cores, int max_pools, const MachineModel& m);
+
+}  // namespace pw::gov

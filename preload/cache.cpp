@@ -1,0 +1,207 @@
+// preload/cache: the calibration cache on disk.
+#include "preload/cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+
+namespace pw::cache {
+namespace {
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+// mkdir -p with 0700 for the last component; true if dir is then a real
+// directory owned by us.
+bool dir_ensure(const std::string& dir, std::string* why) {
+  for (size_t i = 1; i <= dir.size(); ++i) {
+    if (i < dir.size() && dir[i] != '/') continue;
+    const std::string part = dir.substr(0, i);
+    if (mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) {
+      *why = "cannot create " + part + ": " + strerror(errno);
+      return false;
+    }
+  }
+  struct stat st;
+  if (lstat(dir.c_str(), &st) != 0) {
+    *why = dir + ": " + strerror(errno);
+    return false;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    *why = dir + " is not a directory (a symlink is refused)";
+    return false;
+  }
+  if (st.st_uid != geteuid()) {
+    *why = dir + " belongs to another user";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string cache_dir(const opt::EnvLookup& env) {
+  const char* xdg = env("XDG_CACHE_HOME");
+  if (xdg && xdg[0] == '/') return std::string(xdg) + "/parwidth";
+  const char* home = env("HOME");
+  if (home && home[0] == '/') return std::string(home) + "/.cache/parwidth";
+  return "";
+}
+
+std::string machine_id(const topo::Machine& m) {
+  std::string cpu;
+  std::string text, why;
+  if (file_read_capped("/proc/cpuinfo", 1 << 20, &text, &why) || !text.empty()) {
+    const size_t at = text.find("model name");
+    if (at != std::string::npos) {
+      const size_t colon = text.find(':', at);
+      const size_t nl = text.find('\n', at);
+      if (colon != std::string::npos && colon < nl) {
+        cpu = text.substr(colon + 1, nl == std::string::npos ? std::string::npos : nl - colon - 1);
+        while (!cpu.empty() && cpu.front() == ' ') cpu.erase(cpu.begin());
+      }
+    }
+  }
+  if (m.source.rfind("synthetic:", 0) == 0 || m.source.rfind("xml:", 0) == 0) cpu = m.source;
+  if (cpu.empty()) cpu = "unknown cpu";
+  size_t pus = 0, cores = 0;
+  for (const topo::Socket& s : m.sockets) {
+    cores += s.cores.size();
+    for (const topo::Core& c : s.cores) pus += c.pus.size();
+  }
+  return cpu + " | " + std::to_string(m.sockets.size()) + " sockets " + std::to_string(cores) +
+         " cores " + std::to_string(pus) + " pus";
+}
+
+std::string budget_id(const topo::Budget& b) {
+  char quota[32] = "none";
+  if (b.quota_cpus > 0) snprintf(quota, sizeof quota, "%.2f", b.quota_cpus);
+  return "cpus " + topo::cpulist_format(b.cpus) + " quota " + quota;
+}
+
+std::string calibration_name(const std::string& machine, const std::string& budget) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "calibration-%016llx.txt",
+           static_cast<unsigned long long>(fnv1a(machine + "\n" + budget)));
+  return buf;
+}
+
+bool file_read_capped(const std::string& path, size_t max_bytes, std::string* out,
+                      std::string* why) {
+  out->clear();
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    *why = errno == ELOOP ? "a symlink (refused)" : strerror(errno);
+    return false;
+  }
+  struct stat st;
+  bool ok = fstat(fd, &st) == 0;
+  // /proc files report size 0: only regular files are size-checked up front.
+  if (ok && !S_ISREG(st.st_mode)) {
+    *why = "not a regular file";
+    ok = false;
+  } else if (ok && st.st_size > 0 && static_cast<size_t>(st.st_size) > max_bytes) {
+    *why = "larger than " + std::to_string(max_bytes) + " bytes";
+    ok = false;
+  }
+  char buf[8192];
+  while (ok) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *why = strerror(errno);
+      ok = false;
+      break;
+    }
+    if (n == 0) break;
+    if (out->size() + static_cast<size_t>(n) > max_bytes) {
+      *why = "larger than " + std::to_string(max_bytes) + " bytes";
+      ok = false;
+      break;
+    }
+    out->append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return ok;
+}
+
+bool file_write_atomic(const std::string& dir, const std::string& name, const std::string& text,
+                       std::string* why) {
+  if (!dir_ensure(dir, why)) return false;
+  // Unique per process and per call: writers in other processes and threads
+  // never share a temporary file.
+  static std::atomic<unsigned> serial{0};
+  char suffix[64];
+  snprintf(suffix, sizeof suffix, ".tmp.%ld.%u", static_cast<long>(getpid()),
+           serial.fetch_add(1, std::memory_order_relaxed));
+  const std::string tmp = dir + "/" + name + suffix;
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    *why = "cannot create " + tmp + ": " + strerror(errno);
+    return false;
+  }
+  size_t at = 0;
+  bool ok = true;
+  while (at < text.size()) {
+    const ssize_t n = write(fd, text.data() + at, text.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *why = std::string("write: ") + strerror(errno);
+      ok = false;
+      break;
+    }
+    at += static_cast<size_t>(n);
+  }
+  if (ok && fsync(fd) != 0) {
+    *why = std::string("fsync: ") + strerror(errno);
+    ok = false;
+  }
+  if (close(fd) != 0 && ok) {
+    *why = std::string("close: ") + strerror(errno);
+    ok = false;
+  }
+  if (ok && rename(tmp.c_str(), (dir + "/" + name).c_str()) != 0) {
+    *why = std::string("rename: ") + strerror(errno);
+    ok = false;
+  }
+  if (!ok) unlink(tmp.c_str());
+  return ok;
+}
+
+gov::MachineModel calibration_load(const std::string& dir, const std::string& machine,
+                                   const std::string& budget, int cores, int64_t now, bool* found,
+                                   std::string* warning) {
+  *found = false;
+  warning->clear();
+  if (dir.empty()) return gov::builtin_model(cores);
+  const std::string path = dir + "/" + calibration_name(machine, budget);
+  std::string text, why;
+  if (!file_read_capped(path, gov::kCalibrationMaxBytes, &text, &why)) {
+    if (why != strerror(ENOENT))
+      *warning = "calibration " + path + " unreadable (" + why + "); using the built-in model";
+    return gov::builtin_model(cores);
+  }
+  gov::Calibration c;
+  const gov::CalibrationStatus st = gov::calibration_parse(text, machine, budget, now, &c, &why);
+  if (st != gov::CalibrationStatus::kOk) {
+    *warning = "calibration " + path + " " + gov::calibration_status_name(st) + " (" + why +
+               "); using the built-in model (rerun `parwidth calibrate`)";
+    return gov::builtin_model(cores);
+  }
+  *found = true;
+  c.model.detail += " (" + path + ")";
+  return c.model;
+}
+
+}  // namespace pw::cache

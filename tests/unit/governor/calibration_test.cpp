@@ -1,0 +1,93 @@
+// The calibration text: what a good file gives, and the documented fallback
+// status for corrupt, truncated, foreign-machine, other-budget and stale ones.
+#include <gtest/gtest.h>
+
+#include "governor/machine_model.h"
+
+namespace pw::gov {
+namespace {
+
+constexpr int64_t kNow = 1'800'000'000;
+
+Calibration sample() {
+  Calibration c;
+  c.machine = "AMD EPYC 9B14 x2";
+  c.budget = "cpus 0-1 quota none";
+  c.created = kNow - 60;
+  c.model = builtin_model(2);
+  c.model.bytes_per_s = 1.25e10;
+  c.model.op_overhead_s = 4e-6;
+  return c;
+}
+
+CalibrationStatus parse(const std::string& text, Calibration* out, std::string* why) {
+  return calibration_parse(text, "AMD EPYC 9B14 x2", "cpus 0-1 quota none", kNow, out, why);
+}
+
+TEST(Calibration, RoundTrip) {
+  const Calibration c = sample();
+  Calibration back;
+  std::string why;
+  ASSERT_EQ(parse(calibration_format(c), &back, &why), CalibrationStatus::kOk) << why;
+  EXPECT_EQ(back.model.source, "calibration");
+  EXPECT_EQ(back.model.cores, 2);
+  EXPECT_EQ(back.model.rows.size(), c.model.rows.size());
+  EXPECT_DOUBLE_EQ(back.model.bytes_per_s, 1.25e10);
+  for (double f : {1e5, 3e7, 1e9})
+    for (int t = 1; t <= 4; ++t)
+      EXPECT_NEAR(op_seconds(back.model, f, 0, t), op_seconds(c.model, f, 0, t),
+                  1e-5 * op_seconds(c.model, f, 0, t));
+}
+
+TEST(Calibration, TruncatedAtEveryLength) {
+  const std::string text = calibration_format(sample());
+  Calibration out;
+  std::string why;
+  for (size_t n = 0; n < text.size(); ++n) {
+    EXPECT_EQ(parse(text.substr(0, n), &out, &why), CalibrationStatus::kCorrupt) << n;
+  }
+}
+
+TEST(Calibration, Corrupt) {
+  Calibration out;
+  std::string why;
+  const std::string good = calibration_format(sample());
+  EXPECT_EQ(parse("", &out, &why), CalibrationStatus::kCorrupt);
+  EXPECT_EQ(parse(std::string(1000, '\0'), &out, &why), CalibrationStatus::kCorrupt);
+  EXPECT_EQ(parse("parwidth-calibration 2\nend\n", &out, &why), CalibrationStatus::kCorrupt);
+  EXPECT_EQ(parse(good + "size 1 1\n", &out, &why), CalibrationStatus::kCorrupt);
+  EXPECT_EQ(parse(std::string(kCalibrationMaxBytes + 1, 'x'), &out, &why),
+            CalibrationStatus::kCorrupt);
+  // Each number made bad in turn.
+  for (const char* bad : {"cores 0", "cores 2.5", "bytes_per_s nan", "bytes_per_s -1",
+                          "op_overhead_s 7", "created soon", "size 1e9 0.1 -0.2 0.1 0.1",
+                          "size 1e9 0.1 inf 0.1 0.1", "size 1e9", "size 1e12 1 1 1 1"}) {
+    std::string t = good;
+    const std::string key = std::string(bad).substr(0, std::string(bad).find(' '));
+    const size_t at = t.find("\n" + key + " ");
+    ASSERT_NE(at, std::string::npos) << key;
+    const size_t end = t.find('\n', at + 1);
+    t.replace(at + 1, end - at - 1, bad);
+    EXPECT_EQ(parse(t, &out, &why), CalibrationStatus::kCorrupt) << bad;
+  }
+}
+
+TEST(Calibration, OtherMachineOtherBudgetStale) {
+  Calibration out;
+  std::string why;
+  Calibration c = sample();
+  c.machine = "Intel Xeon Platinum 8175M x96";
+  EXPECT_EQ(parse(calibration_format(c), &out, &why), CalibrationStatus::kOtherMachine);
+  EXPECT_NE(why.find("8175M"), std::string::npos);
+  c = sample();
+  c.budget = "cpus 0 quota none";
+  EXPECT_EQ(parse(calibration_format(c), &out, &why), CalibrationStatus::kOtherBudget);
+  c = sample();
+  c.created = kNow - kCalibrationMaxAge - 1;
+  EXPECT_EQ(parse(calibration_format(c), &out, &why), CalibrationStatus::kStale);
+  c.created = kNow + 3600;  // from the future: a clock that jumped
+  EXPECT_EQ(parse(calibration_format(c), &out, &why), CalibrationStatus::kStale);
+}
+
+}  // namespace
+}  // namespace pw::gov
