@@ -8,3 +8,4 @@ int pw_cmd_plan(int argc, char** argv);
 int pw_cmd_topo(int argc, char** argv);
 int pw_cmd_width(int argc, char** argv);
 int pw_cmd_sweep(int argc, char** argv);
+int pw_cmd_node(int argc, char** argv);

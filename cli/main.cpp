@@ -19,6 +19,7 @@ const char kUsage[] =
     "  width MODEL [--json]             a model graph's width statistics\n"
     "  sweep [options] -- CMD [ARGS...] time CMD over a grid of pools x intra, the plan and the "
     "default\n"
+    "  node [--json] [--watch S]        the governed processes sharing this node\n"
     "\n"
     "Run `parwidth <command> --help` for a command's options. Every PARWIDTH_*\n"
     "environment option is listed by `parwidth run --help`.\n";
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   if (!strcmp(cmd, "topo")) return pw_cmd_topo(argc - 1, argv + 1);
   if (!strcmp(cmd, "width")) return pw_cmd_width(argc - 1, argv + 1);
   if (!strcmp(cmd, "sweep")) return pw_cmd_sweep(argc - 1, argv + 1);
+  if (!strcmp(cmd, "node")) return pw_cmd_node(argc - 1, argv + 1);
   fprintf(stderr, "parwidth: error: unknown command '%s'\n%s", cmd, kUsage);
   return 2;
 }

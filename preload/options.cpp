@@ -148,6 +148,11 @@ const Row kRows[] = {
     {{"NODE_DIR", "path", "/dev/shm/parwidth-<uid>",
       "the node registry's directory (created 0700; /tmp/parwidth-<uid> without /dev/shm)"},
      [](const char* s, Options* o, std::string* why) { return nonempty(s, &o->node_dir, why); }},
+    {{"NODE_IDLE_MS", "int 100..3600000", "3000",
+      "a node registry member idle this long gives its share back (re-joins when busy)"},
+     [](const char* s, Options* o, std::string* why) {
+       return parse_int(s, 100, 3600000, &o->node_idle_ms, why);
+     }},
 };
 
 }  // namespace
@@ -235,6 +240,7 @@ std::vector<std::string> options_describe(const Options& o) {
       std::string("PAPI=") + (o.papi ? "on" : "off"),
       std::string("NODE=") + (o.node ? "on" : "off"),
       "NODE_DIR=" + str(o.node_dir),
+      "NODE_IDLE_MS=" + std::to_string(o.node_idle_ms),
   };
 }
 

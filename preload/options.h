@@ -31,10 +31,11 @@ struct Options {
   bool override_user = false;
   int local_rank = -1;  // -1 = from the launcher
   int local_size = -1;
-  std::string cgroup;    // the cgroup directory to read instead of this process's
-  bool papi = false;     // let the monitor load libpapi (off: /proc only; see options.cpp)
-  bool node = true;      // join the node registry when no launcher describes the process
-  std::string node_dir;  // the registry directory; "" = /dev/shm/parwidth-<uid> (or /tmp)
+  std::string cgroup;       // the cgroup directory to read instead of this process's
+  bool papi = false;        // let the monitor load libpapi (off: /proc only; see options.cpp)
+  bool node = true;         // join the node registry when no launcher describes the process
+  std::string node_dir;     // the registry directory; "" = /dev/shm/parwidth-<uid> (or /tmp)
+  int node_idle_ms = 3000;  // a member idle this long leaves the registry
 };
 
 // One row of the table, for --help, the README and verbose output.
