@@ -684,3 +684,39 @@ def test_zero_harm_under_the_module(prefix, tmp_path):
             diffs.append((cmd, results))
     assert not diffs, diffs
     assert not (tmp_path / "reg").exists() or os.listdir(tmp_path / "reg") == []
+
+
+RANK_RUNS_CHILD = r"""
+import os, subprocess, sys, threading
+t = threading.Thread(target=lambda: sum(range(10**5)))
+t.start(); t.join()                                   # the rank activates: confined to its share
+child = "import os, threading; t = threading.Thread(target=len, args=([],)); t.start(); t.join(); print(sorted(os.sched_getaffinity(0)))"
+out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True)
+print(sorted(os.sched_getaffinity(0)), out.stdout.strip())
+"""
+
+
+@needs_two_cpus
+@pytest.mark.parametrize("rank", [0, 1])
+def test_child_of_a_rank_keeps_the_ranks_share(tmp_path, rank):
+    # A rank's own share is its whole process; a program it runs (fork+exec,
+    # carrying the launcher's variables) plans inside that share instead of
+    # dividing it again as if it were another rank.
+    script = tmp_path / "rank.py"
+    script.write_text(RANK_RUNS_CHILD)
+    env = clean_env(LD_PRELOAD=LIB, LOCAL_RANK=rank, LOCAL_WORLD_SIZE=2,
+                    PARWIDTH_REPORT=tmp_path / "r-%p.json", PARWIDTH_NODE_DIR=tmp_path / "reg")
+    p = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    reports = {r["pid"]: r for r in map(load, tmp_path.glob("r-*.json"))}
+    parent = reports.pop(next(pid for pid, r in reports.items()
+                              if r["budget"]["local_size"] == 2))
+    assert len(reports) == 1
+    child = next(iter(reports.values()))
+    share = parent["budget"]["cpus"]
+    assert len(share) < len(FULL)
+    mine, childs = p.stdout.strip().split("] [")
+    assert f"{mine}]" == str(share)  # the rank's os.sched_getaffinity(0): its share
+    assert f"[{childs}" == str(share)  # the child's, inherited
+    assert child["budget"]["cpus"] == share and child["budget"]["local_size"] == 1
