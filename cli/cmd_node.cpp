@@ -149,8 +149,7 @@ int pw_cmd_node(int argc, char** argv) {
     }
   }
   if (missing || (!watch.empty() && !pw::cli::parse_count(watch, 1, 3600, &watch_s))) {
-    fprintf(stderr, "parwidth node: --watch takes 1..3600 seconds, --dir a directory\n%s",
-            kUsage);
+    fprintf(stderr, "parwidth node: --watch takes 1..3600 seconds, --dir a directory\n%s", kUsage);
     return 2;
   }
   const std::string dir = pw::node::default_dir(dir_opt);

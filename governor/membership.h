@@ -19,10 +19,10 @@ struct MembershipConfig {
 
 // What the process has done, as of one monitor sample.
 struct MembershipInput {
-  uint64_t t_ns = 0;         // the sample's time (any clock, used consistently)
-  double busy_cpus = 0;      // (CPU time + run-queue wait) in the interval / its length
-  bool parallel = false;     // a pool thread or OpenMP team of this process has run
-  bool launcher = false;     // it spawned ranks that a launcher describes
+  uint64_t t_ns = 0;      // the sample's time (any clock, used consistently)
+  double busy_cpus = 0;   // (CPU time + run-queue wait) in the interval / its length
+  bool parallel = false;  // a pool thread or OpenMP team of this process has run
+  bool launcher = false;  // it spawned ranks that a launcher describes
 };
 
 // Kept between samples by the caller.

@@ -55,8 +55,7 @@ TEST(Membership, ShorterIdleSetting) {
   MembershipConfig c;
   c.idle_leave_ns = kS / 2;
   EXPECT_EQ(membership_step(&st, {kS, 2.0, true, false}, c).change, MembershipChange::kJoin);
-  EXPECT_EQ(membership_step(&st, {kS + kS / 4, 0, true, false}, c).change,
-            MembershipChange::kNone);
+  EXPECT_EQ(membership_step(&st, {kS + kS / 4, 0, true, false}, c).change, MembershipChange::kNone);
   EXPECT_EQ(membership_step(&st, {kS + kS / 2, 0, true, false}, c).change,
             MembershipChange::kLeave);
 }

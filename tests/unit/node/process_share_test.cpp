@@ -67,8 +67,8 @@ TEST(ProcessMask, FourRanksOnTwoSocketsMainThreadInsideOneSocket) {
     o.local_size = 4;
     planning::Planned p;
     std::string err;
-    ASSERT_TRUE(planning::plan_process(o, [](const char*) -> const char* { return nullptr; },
-                                       nullptr, &p, &err))
+    ASSERT_TRUE(planning::plan_process(
+        o, [](const char*) -> const char* { return nullptr; }, nullptr, &p, &err))
         << err;
     ASSERT_EQ(p.budget.sockets.size(), 1u) << rank;
     const std::vector<int> mask = process_mask(node, p.budget.cpus);
@@ -87,7 +87,8 @@ TEST(ProcessMask, FourRegistryMembersOnTwoSocketsMainThreadInsideOneSocket) {
   std::vector<NodeCore> cores;
   for (int c = 0; c < 16; ++c) cores.push_back({c / 8, c});
   std::vector<NodeMember> members;
-  for (int i = 0; i < 4; ++i) members.push_back({100L + i, 10ULL + static_cast<unsigned>(i), cores});
+  for (int i = 0; i < 4; ++i)
+    members.push_back({100L + i, 10ULL + static_cast<unsigned>(i), cores});
   std::set<int> seen;
   for (size_t self = 0; self < members.size(); ++self) {
     const NodeShare s = node_share(members, self);
