@@ -9,3 +9,4 @@ int pw_cmd_topo(int argc, char** argv);
 int pw_cmd_width(int argc, char** argv);
 int pw_cmd_sweep(int argc, char** argv);
 int pw_cmd_calibrate(int argc, char** argv);
+int pw_cmd_node(int argc, char** argv);

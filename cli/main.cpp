@@ -22,7 +22,8 @@ const char kUsage[] =
     "  width MODEL [--json]               a model graph's width statistics\n"
     "  sweep [options] -- CMD [ARGS...]   time CMD over a grid of pools x intra, the plan and the "
     "default\n"
-    "  calibrate [--show]               measure this budget's OpenMP scaling for the plan's model\n"
+    "  calibrate [--show]                 measure this budget's OpenMP scaling for the plan's model\n"
+    "  node [--json] [--watch S]          the governed processes sharing this node\n"
     "\n"
     "options:\n"
     "  --print-lib                        print the path of libparwidth.so, for\n"
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
   if (!strcmp(cmd, "width")) return pw_cmd_width(argc - 1, argv + 1);
   if (!strcmp(cmd, "sweep")) return pw_cmd_sweep(argc - 1, argv + 1);
   if (!strcmp(cmd, "calibrate")) return pw_cmd_calibrate(argc - 1, argv + 1);
+  if (!strcmp(cmd, "node")) return pw_cmd_node(argc - 1, argv + 1);
   fprintf(stderr, "parwidth: error: unknown command '%s'\n%s", cmd, kUsage);
   return 2;
 }

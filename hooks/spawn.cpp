@@ -1,8 +1,11 @@
-// hooks/spawn: posix_spawn from a pinned pool thread. The child would inherit
-// that thread's one-core mask (posix_spawn runs no fork handlers), so the
-// thread widens back to the process's CPUs for the spawn and re-pins after.
+// hooks/spawn: posix_spawn. The child inherits the calling thread's mask
+// (posix_spawn runs no fork handlers): a pinned pool thread would hand it one
+// core, and a process confined to its share would hand a launcher's ranks that
+// share before they plan their own. The thread takes the child's mask
+// (rt::spawn_cpus) for the spawn and goes back after.
 #include <sched.h>
 #include <spawn.h>
+#include <unistd.h>
 
 #include "hooks/guard.h"
 #include "hooks/slots.h"
@@ -13,15 +16,20 @@ namespace {
 
 class WidenForSpawn {
  public:
-  WidenForSpawn() {
-    if (!rt::selected() || rt::current_pool() < 0 || !rt::governing()) return;
-    CPU_ZERO(&saved_);
-    if (sched_getaffinity(0, sizeof saved_, &saved_) != 0) return;
-    cpu_set_t wide;
-    CPU_ZERO(&wide);
-    for (int c : rt::process_cpus())
-      if (c < CPU_SETSIZE) CPU_SET(c, &wide);
-    if (CPU_COUNT(&wide) > 0 && sched_setaffinity(0, sizeof wide, &wide) == 0) restore_ = true;
+  explicit WidenForSpawn(char* const envp[]) {
+    if (!rt::selected() || !rt::governing()) return;
+    try {
+      cpu_set_t wide;
+      CPU_ZERO(&wide);
+      for (int c : rt::spawn_cpus(envp ? envp : environ))
+        if (c < CPU_SETSIZE) CPU_SET(c, &wide);
+      CPU_ZERO(&saved_);
+      if (CPU_COUNT(&wide) == 0 || sched_getaffinity(0, sizeof saved_, &saved_) != 0 ||
+          CPU_EQUAL(&wide, &saved_))
+        return;
+      if (sched_setaffinity(0, sizeof wide, &wide) == 0) restore_ = true;
+    } catch (...) {
+    }
   }
   ~WidenForSpawn() {
     if (restore_) sched_setaffinity(0, sizeof saved_, &saved_);
@@ -40,13 +48,13 @@ class WidenForSpawn {
 PW_HOOK(int, posix_spawn,
         (pid_t * pid, const char* path, const posix_spawn_file_actions_t* actions,
          const posix_spawnattr_t* attr, char* const argv[], char* const envp[])) {
-  pw::hooks::WidenForSpawn widen;
+  pw::hooks::WidenForSpawn widen(envp);
   return PW_REAL(posix_spawn)(pid, path, actions, attr, argv, envp);
 }
 
 PW_HOOK(int, posix_spawnp,
         (pid_t * pid, const char* file, const posix_spawn_file_actions_t* actions,
          const posix_spawnattr_t* attr, char* const argv[], char* const envp[])) {
-  pw::hooks::WidenForSpawn widen;
+  pw::hooks::WidenForSpawn widen(envp);
   return PW_REAL(posix_spawnp)(pid, file, actions, attr, argv, envp);
 }

@@ -70,7 +70,10 @@ std::vector<std::pair<long, cpu_set_t>> strays_of(const counters::Sample& s) {
 
 void on_sample(const counters::Sample& s, void*) {
   if (g->t0 == 0) g->t0 = s.t_ns - s.dt_ns;
-  if (g->hooks.tick) g->hooks.tick();
+  if (g->hooks.tick)
+    g->hooks.tick(s.t_ns - g->t0, s.dt_ns ? static_cast<double>(s.cpu_time_ns + s.runq_wait_ns) /
+                                                static_cast<double>(s.dt_ns)
+                                          : 0);
   if (g->rebudget.exchange(false))
     g->detector.rebudget(g->rebudget_cpus.load(), g->rebudget_cap.load());
   gov::OversubSample o;

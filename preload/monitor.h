@@ -2,6 +2,7 @@
 // oversubscription decisions out, applied to the running process.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "governor/registry.h"
@@ -17,8 +18,11 @@ struct Hooks {
   bool apply;                    // govern: apply actions; observe: only record them
   bool use_papi;                 // PARWIDTH_PAPI auto/on: counters opened by monitor_start on the
                                  // calling thread if it is the only one; off: /proc only
-  void (*tick)();                // called on the sampler thread before each sample is judged
-                                 // (the node registry's check); may be null
+  // Called on the sampler thread before each sample is judged (the node
+  // registry's check), with the time since the first sample and the CPUs'
+  // worth of the process's threads that ran or waited to run in the interval
+  // (its demand, whatever else loads the machine); may be null.
+  void (*tick)(uint64_t t_ns, double demand_cpus);
 };
 
 // Starts the sampler thread. budget_cpus: the cores (or quota) of the budget;

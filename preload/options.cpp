@@ -179,6 +179,11 @@ const Row kRows[] = {
        *why = "not one of auto, measured, model, width";
        return false;
      }},
+    {{"NODE_IDLE_MS", "int 100..3600000", "3000",
+      "a node registry member idle this long gives its share back (re-joins when busy)"},
+     [](const char* s, Options* o, std::string* why) {
+       return parse_int(s, 100, 3600000, &o->node_idle_ms, why);
+     }},
 };
 
 }  // namespace
@@ -281,6 +286,7 @@ std::vector<std::string> options_describe(const Options& o) {
       std::string("NODE=") + (o.node ? "on" : "off"),
       "NODE_DIR=" + str(o.node_dir),
       std::string("PLAN=") + gov::plan_mode_name(o.plan),
+      "NODE_IDLE_MS=" + std::to_string(o.node_idle_ms),
   };
 }
 

@@ -1,12 +1,16 @@
 // preload/planning: the pipeline from machine to plan.
 #include "preload/planning.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <cstdlib>
 #include <cstring>
 
+#include "governor/process_share.h"
 #include "graph/graph.h"
 #include "preload/cache.h"
 
@@ -23,6 +27,49 @@ bool env_int(const opt::EnvLookup& env, const char* name, int* out) {
   if (*end != '\0' || v < 0 || v > 1 << 20) return false;
   *out = static_cast<int>(v);
   return true;
+}
+
+// The launcher variables that name a local rank: a child of a rank carries the same.
+constexpr const char* kRankVars[] = {"LOCAL_RANK",
+                                     "LOCAL_WORLD_SIZE",
+                                     "OMPI_COMM_WORLD_LOCAL_RANK",
+                                     "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                     "MPI_LOCALRANKID",
+                                     "MPI_LOCALNRANKS",
+                                     "SLURM_LOCALID",
+                                     "SLURM_STEP_ID",
+                                     "SLURM_JOB_ID"};
+
+// Whether the parent process's environment (as it started) has the same
+// launcher rank variables, with the same values, as ours.
+bool parent_same_rank(const opt::EnvLookup& env, pid_t ppid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/environ", static_cast<int>(ppid));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0 || text.size() > (1u << 20)) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  bool any = false;
+  for (const char* name : kRankVars) {
+    const char* mine = env(name);
+    const std::string key = std::string(name) + "=";
+    const char* theirs = nullptr;
+    for (size_t at = 0; at < text.size();) {
+      const size_t end = std::min(text.find('\0', at), text.size());
+      if (text.compare(at, key.size(), key) == 0) theirs = text.c_str() + at + key.size();
+      at = end + 1;
+    }
+    if (!mine != !theirs) return false;
+    if (mine && std::strcmp(mine, theirs) != 0) return false;
+    any = any || mine;
+  }
+  return any;
 }
 
 }  // namespace
@@ -253,6 +300,28 @@ bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::
     }
   }
   local_share(o, env, &in.local_rank, &in.local_size, &out->local_from);
+  if (!described && in.local_size > 1 && o.local_size <= 0) {
+    // A child of a rank (exec'ed, or through a shell) that the rank confined
+    // to its share carries the rank's variables: the share is already ours.
+    std::vector<int> node, parent;
+    for (const topo::Socket& s : out->machine.sockets)
+      for (const topo::Core& c : s.cores) node.insert(node.end(), c.pus.begin(), c.pus.end());
+    std::sort(node.begin(), node.end());
+    if (in.use_cgroup && in.cgroup.have_cpuset) {
+      std::vector<int> keep;
+      std::set_intersection(node.begin(), node.end(), in.cgroup.cpuset.begin(),
+                            in.cgroup.cpuset.end(), std::back_inserter(keep));
+      node = std::move(keep);
+    }
+    const pid_t ppid = getppid();
+    if (ppid > 1 && topo::affinity_read(&parent, &why, ppid) == topo::Status::kOk &&
+        gov::inside_parent_rank(parent_same_rank(env, ppid), in.affinity, parent, node)) {
+      out->local_from = "inside its parent's share (pid " + std::to_string(ppid) +
+                        ", the same rank of " + out->local_from + ")";
+      in.local_rank = 0;
+      in.local_size = 1;
+    }
+  }
   out->node_registry = out->local_from == "none" ||
                        out->local_from.compare(0, std::strlen(kBoundPrefix), kBoundPrefix) == 0;
 

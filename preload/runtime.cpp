@@ -1,6 +1,7 @@
 // preload/runtime: activation, the state the hooks read, the report at exit.
 #include "preload/runtime.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +16,9 @@
 #include <mutex>
 #include <new>
 
+#include "governor/membership.h"
 #include "governor/node_share.h"
+#include "governor/process_share.h"
 #include "hooks/omp.h"
 #include "hooks/real.h"
 #include "preload/log.h"
@@ -47,6 +50,9 @@ struct Runtime {
   std::string fail_reason;
   gov::Registry registry;
   std::vector<int> process_cpus;
+  // The mask of the process's unpinned threads (the main thread, helpers)
+  // while its share is smaller than process_cpus; empty = not confined.
+  std::vector<int> process_mask;
   std::atomic<int> omp_cap{0};
   std::atomic<unsigned> omp_gen{1};
   bool forked_child = false;
@@ -60,7 +66,9 @@ struct Runtime {
   // and the share in force. Written at activation and by the monitor thread.
   topo::Budget full_budget;
   node::Registry node;
-  bool node_member = false;
+  bool node_member = false;           // the registry is in use (its directory checked)
+  gov::MembershipState membership;    // whether we are in it now (monitor thread)
+  std::atomic<bool> launcher{false};  // it spawned ranks that a launcher describes
   std::vector<int> node_cpus;
   int node_changes = 0;
   bool omp_capping = false;  // the team cap is ours (not the user's OMP_NUM_THREADS)
@@ -130,6 +138,71 @@ bool set_thread_affinity(long tid, const std::vector<int>& cpus) {
   return CPU_COUNT(&set) > 0 && sched_setaffinity(static_cast<pid_t>(tid), sizeof set, &set) == 0;
 }
 
+bool thread_affinity(long tid, std::vector<int>* out) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(static_cast<pid_t>(tid), sizeof set, &set) != 0) return false;
+  out->clear();
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) out->push_back(c);
+  return true;
+}
+
+// Puts the whole process inside `mask` (empty: back to its affinity at
+// activation): every thread whose mask is not narrower than the process's
+// current one, the main thread and the monitor included. Pool threads are
+// narrower; the plan moves them. Returns the threads moved.
+int process_confine(Runtime& r, const std::vector<int>& mask) {
+  const std::vector<int> from = r.process_mask.empty() ? r.process_cpus : r.process_mask;
+  const std::vector<int>& to = mask.empty() ? r.process_cpus : mask;
+  if (to.empty() || to == from) return 0;
+  r.process_mask = mask;
+  DIR* d = opendir("/proc/self/task");
+  if (!d) {
+    // No /proc: at least the calling thread (at activation, the one that
+    // creates the others, so they inherit it).
+    std::vector<int> now;
+    return thread_affinity(0, &now) && gov::thread_follows(now, from) && set_thread_affinity(0, to)
+               ? 1
+               : 0;
+  }
+  int moved = 0;
+  std::vector<int> now;
+  while (struct dirent* e = readdir(d)) {
+    char* end = nullptr;
+    const long tid = strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || tid <= 0) continue;
+    if (thread_affinity(tid, &now) && gov::thread_follows(now, from) &&
+        set_thread_affinity(tid, to))
+      ++moved;
+  }
+  closedir(d);
+  return moved;
+}
+
+// Whether the process is confined, in the report's words.
+void process_note(Runtime& r, int moved) {
+  if (r.process_mask.empty()) {
+    note_framework("process", "affinity", topo::cpulist_format(r.process_cpus), moved > 0,
+                   moved > 0 ? "the share is the whole affinity again; " + std::to_string(moved) +
+                                   " threads widened back"
+                             : "the share is the whole affinity: not narrowed");
+    return;
+  }
+  note_framework("process", "affinity", topo::cpulist_format(r.process_mask), true,
+                 "the share (" + topo::cpulist_format(r.planned.budget.cpus) +
+                     ") is smaller than the affinity (" + topo::cpulist_format(r.process_cpus) +
+                     "): " + std::to_string(moved) +
+                     " unpinned threads (the main thread among them) confined to it, as "
+                     "numactl or Slurm's binding would; children inherit it");
+}
+
+// Whether the process's unpinned threads are confined in this configuration.
+bool process_confines(const Runtime& r) {
+  return r.opt.mode == opt::Mode::kGovern && r.opt.topology.empty() &&
+         r.opt.pin != opt::Pin::kNone && !r.process_cpus.empty();
+}
+
 // Moves the threads we pinned onto the new plan's cores: pool p -> p mod pools,
 // cores handed out round-robin in creation order (pool 0 from its second core,
 // as for new threads: the main thread works in pool 0). Threads that exited
@@ -179,6 +252,11 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation) {
   }
   if (at_activation) return;
   r.registry.replan(p);
+  if (process_confines(r)) {
+    const bool was = !r.process_mask.empty();
+    const int confined = process_confine(r, gov::process_mask(r.process_cpus, b.cpus));
+    if (confined > 0 || was != !r.process_mask.empty()) process_note(r, confined);
+  }
   if (r.omp_capping) set_omp_cap(p.threads);
   const int moved = repin_threads(r, p);
   const double cpus =
@@ -194,39 +272,98 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation) {
                                       : std::string("OpenMP not capped")));
 }
 
-void node_join(Runtime& r) {
+// Publishes this process in the registry and takes its share.
+bool node_publish(Runtime& r, bool at_activation) {
+  std::string err;
   gov::NodeMember self;
   self.pid = getpid();
   node::proc_start_time(self.pid, &self.start);
   self.cores = node_cores_of(r.full_budget);
+  if (!r.node.publish(self, &err)) {
+    warn_once("node", "node registry: " + err +
+                          "; this process's share of the node is not "
+                          "divided with other governed processes");
+    return false;
+  }
+  node::ScanResult s;
+  if (r.node.scan(&s)) node_apply(r, gov::node_share(s.members, s.self), at_activation);
+  return true;
+}
+
+// Opens the registry. With the monitor, the process joins when its parallel
+// work runs (node_tick); without it, now, for the process's life.
+void node_join(Runtime& r) {
   // The default directory may be squatted by another user (a directory or a
-  // symlink of theirs) or its file system full: the user's runtime directory
-  // next, and only then no registry (one warning).
+  // symlink of theirs): the user's runtime directory next, and only then no
+  // registry (one warning).
   std::string errors;
+  bool opened = false;
   for (const std::string& dir : node::candidate_dirs(r.opt.node_dir)) {
     std::string err;
-    if (r.node.open(dir, &err) && r.node.publish(self, &err)) {
-      r.node_member = true;
+    if (r.node.open(dir, &err)) {
       if (!errors.empty())
         note_framework("node", "registry", dir, true, "the default was unusable: " + errors);
-      node::ScanResult s;
-      if (r.node.scan(&s)) node_apply(r, gov::node_share(s.members, s.self), true);
-      return;
+      opened = true;
+      break;
     }
     errors += (errors.empty() ? "" : "; ") + err;
   }
-  warn_once("node", "node registry: " + errors +
-                        "; this process's share of the node is not "
-                        "divided with other governed processes");
+  if (!opened) {
+    warn_once("node", "node registry: " + errors +
+                          "; this process's share of the node is not "
+                          "divided with other governed processes");
+    return;
+  }
+  r.node_member = true;
+  r.membership = gov::MembershipState();
+  // Not a member yet: the whole budget is in force (a join that leaves it so changes nothing).
+  for (const gov::NodeCore& core : node_cores_of(r.full_budget)) r.node_cpus.push_back(core.cpu);
+  if (!r.opt.monitor && node_publish(r, true)) r.membership.member = true;
 }
 
-// On the monitor thread, every sample: members that arrived or left.
-void node_tick() {
+void membership_note(Runtime& r, const char* what, const char* why, uint64_t t_ns) {
+  char when[64];
+  snprintf(when, sizeof when, "%.2f s after the first sample", static_cast<double>(t_ns) / 1e9);
+  if (++r.node_changes <= 32)
+    note_framework("membership", "node registry", what, true, std::string(why) + "; " + when);
+  log::info(1, "node: %s (%s)", what, why);
+}
+
+// On the monitor thread, every sample: join or leave by demand, and follow
+// members that arrived or left.
+void node_tick(uint64_t t_ns, double busy_cpus) {
   Runtime* r = g;
   if (!r || !r->node_member || r->state.load(std::memory_order_acquire) != kActive) return;
   try {
+    gov::MembershipInput in;
+    in.t_ns = t_ns;
+    in.busy_cpus = busy_cpus;
+    in.parallel = !r->registry.snapshot().empty();  // a pool thread exists
+    in.launcher = r->launcher.load(std::memory_order_relaxed);
+    gov::MembershipConfig c;
+    c.idle_leave_ns = static_cast<uint64_t>(r->opt.node_idle_ms) * 1000000ull;
+    const bool was = r->membership.member;
+    const gov::MembershipStep step = gov::membership_step(&r->membership, in, c);
+    if (step.change == gov::MembershipChange::kJoin) {
+      if (node_publish(*r, false)) {
+        membership_note(*r, "joined", step.why, t_ns);
+      } else {
+        r->membership.member = false;
+        r->node_member = false;  // warned once; keep the whole budget
+      }
+      return;
+    }
+    if (step.change == gov::MembershipChange::kLeave) {
+      r->node.leave();
+      gov::NodeShare all;
+      for (const gov::NodeCore& core : node_cores_of(r->full_budget)) all.cpus.push_back(core.cpu);
+      all.note = std::string("node registry: left (") + step.why + "), every core again";
+      node_apply(*r, all, false);
+      membership_note(*r, "left", step.why, t_ns);
+      return;
+    }
     node::ScanResult s;
-    if (r->node.scan(&s)) node_apply(*r, gov::node_share(s.members, s.self), false);
+    if (was && r->node.scan(&s)) node_apply(*r, gov::node_share(s.members, s.self), false);
   } catch (...) {
   }
 }
@@ -259,6 +396,10 @@ void activate() {
   if (r.opt.node && r.opt.mode == opt::Mode::kGovern && r.opt.topology.empty() &&
       r.planned.node_registry && !r.forked_child)
     node_join(r);
+  // The whole process inside its share (before the monitor starts: it inherits it).
+  r.process_mask.clear();
+  if (process_confines(r))
+    process_note(r, process_confine(r, gov::process_mask(r.process_cpus, r.planned.budget.cpus)));
   gov::PinMode pin = r.opt.pin == opt::Pin::kNone   ? gov::PinMode::kNone
                      : r.opt.pin == opt::Pin::kPool ? gov::PinMode::kPool
                                                     : gov::PinMode::kCore;
@@ -463,6 +604,29 @@ const std::vector<int>& process_cpus() {
   return g->process_cpus;
 }
 
+std::vector<int> spawn_cpus(char* const envp[]) {
+  if (!g || g->state.load(std::memory_order_acquire) != kActive) return {};
+  Runtime& r = *g;
+  if (envp && r.planned.local_from == "none") {
+    // A launcher spawning its ranks: they divide the node themselves.
+    const opt::EnvLookup child_env = [envp](const char* name) -> const char* {
+      const size_t n = strlen(name);
+      for (char* const* e = envp; *e; ++e)
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
+      return nullptr;
+    };
+    opt::Options none;
+    int rank = 0, size = 1;
+    std::string from;
+    planning::local_share(none, child_env, &rank, &size, &from);
+    if (from != "none") {
+      r.launcher.store(true, std::memory_order_relaxed);
+      return r.process_cpus;
+    }
+  }
+  return r.process_mask.empty() ? r.process_cpus : r.process_mask;
+}
+
 pid_t own_pid() {
   return g ? g->pid.load(std::memory_order_relaxed) : 0;
 }
@@ -567,20 +731,29 @@ void on_fork_child() {
   // The registry entry is the parent's; the child plans inside the parent's
   // share of the node (if it had one) and never joins on its own.
   r.node.forget_after_fork();
-  if (r.node_member && !r.node_cpus.empty()) r.opt.cpus = topo::cpulist_format(r.node_cpus);
+  if (r.node_member && r.membership.member && !r.node_cpus.empty())
+    r.opt.cpus = topo::cpulist_format(r.node_cpus);
   r.node_member = false;
   r.node_cpus.clear();
   r.omp_capping = false;
   // The forking thread may be a pinned pool member; the child's main thread
   // must not keep that narrowed mask (its children and sched_getaffinity
-  // would inherit it).
-  if (t_pool >= 0 && !r.process_cpus.empty()) {
+  // would inherit it): it gets the process's mask, the share when confined.
+  const std::vector<int>& wide = r.process_mask.empty() ? r.process_cpus : r.process_mask;
+  if (t_pool >= 0 && !wide.empty()) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    for (int c : r.process_cpus)
+    for (int c : wide)
       if (c < CPU_SETSIZE) CPU_SET(c, &set);
     sched_setaffinity(0, sizeof set, &set);
   }
+  // Confined, the child's affinity already is the parent's share: it must not
+  // divide it again by the launcher's local rank and size.
+  if (!r.process_mask.empty()) {
+    r.opt.local_rank = 0;
+    r.opt.local_size = 1;
+  }
+  r.process_mask.clear();
   t_pool = -1;
   r.frameworks.clear();
   r.pools.clear();

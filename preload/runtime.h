@@ -83,8 +83,15 @@ void warn_once(const std::string& key, const std::string& message);
 // shares our memory and runs no fork handlers) has another one.
 pid_t own_pid();
 
-// The process's affinity at activation (never narrowed; children inherit it).
+// The process's affinity at activation. While its share of the node is
+// smaller, the process's unpinned threads live inside the share instead.
 const std::vector<int>& process_cpus();
+
+// The CPUs a child spawned with environment `envp` starts on: the share while
+// the process is confined to one, else its affinity; the whole affinity for a
+// launcher's rank (its environment names a local rank that ours does not), which
+// plans its own share. Empty when not active.
+std::vector<int> spawn_cpus(char* const envp[]);
 
 // Lifecycle (preload/main.cpp).
 void on_load();

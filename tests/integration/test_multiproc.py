@@ -2,10 +2,9 @@
 processes no launcher describes, the modulefiles with real Lmod and real
 environment-modules, and zero harm to ordinary programs under the module.
 
-By design the main thread of a governed process is never narrowed (children and
-os.sched_getaffinity inherit it), and the monitor thread is not governed: "a
-process's threads" below are the threads parwidth pinned, as the report lists
-them and /proc shows them.
+Where a process's share is smaller than its affinity, the whole process lives
+inside the share: every thread /proc lists (the main thread and the monitor
+included), os.sched_getaffinity(0), and its children.
 """
 
 import json
@@ -90,13 +89,26 @@ def task_cpus(pid):
 
 
 def pinned_cpus(pid):
-    """The union of the CPUs of pid's narrowed threads (main thread excluded), and how many."""
+    """The union of the CPUs of pid's threads narrowed to one core each (the monitor too,
+    once the process is confined to one core), and how many."""
     cpus, n = set(), 0
     for tid, allowed in task_cpus(pid).items():
-        if tid != pid and allowed != FULL:
+        if tid != pid and len(allowed) == 1 and allowed != FULL:
             cpus |= allowed
             n += 1
     return frozenset(cpus), n
+
+
+def all_cpus(pid):
+    """The union of the CPUs of every thread of pid, the main thread included."""
+    cpus = set()
+    for allowed in task_cpus(pid).values():
+        cpus |= allowed
+    return frozenset(cpus)
+
+
+def main_cpus(pid):
+    return task_cpus(pid).get(pid)
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +155,10 @@ def test_second_process_shrinks_first_and_first_grows_back(spin, tmp_path):
         poll(lambda: pinned_cpus(a.pid)[0] == FULL and pinned_cpus(a.pid)[1] == 3, what="A pinned")
         b = start_spin(spin, reg, tmp_path / "b.json")
         try:
-            b_cpus = poll(lambda: pinned_cpus(b.pid)[1] == 3 and pinned_cpus(b.pid)[0], what="B")
+            # B joins once its threads run (one monitor period or so), then lives in its share.
+            b_cpus = poll(lambda: pinned_cpus(b.pid)[1] >= 3 and all_cpus(b.pid) != FULL
+                          and pinned_cpus(b.pid)[0] == all_cpus(b.pid) and all_cpus(b.pid),
+                          what="B in its share")
             # A shrinks within a monitor period or so: polled, not timed.
             a_cpus = poll(
                 lambda: (lambda c: c if c and not (c & b_cpus) else None)(pinned_cpus(a.pid)[0]),
@@ -152,10 +167,15 @@ def test_second_process_shrinks_first_and_first_grows_back(spin, tmp_path):
             assert a_cpus | b_cpus <= FULL
             assert len(a_cpus) + len(b_cpus) == len(FULL)
             assert len(os.listdir(reg)) == 2
+            # The whole process, main thread and monitor included, inside its share.
+            poll(lambda: all_cpus(a.pid) == a_cpus and main_cpus(a.pid) == a_cpus,
+                 what="A's main thread to follow its share")
+            assert all_cpus(b.pid) == b_cpus and main_cpus(b.pid) == b_cpus
         finally:
             finish(b)
-        # B left: A grows back to every core.
-        poll(lambda: pinned_cpus(a.pid)[0] == FULL, what="A to grow back")
+        # B left: A grows back to every core, its main thread too.
+        poll(lambda: pinned_cpus(a.pid)[0] == FULL and main_cpus(a.pid) == FULL,
+             what="A to grow back")
     finally:
         finish(a)
     assert os.listdir(reg) == []  # nobody leaves an entry behind
@@ -168,6 +188,92 @@ def test_second_process_shrinks_first_and_first_grows_back(spin, tmp_path):
     assert set(ra["budget"]["cpus"]) == set(FULL)  # its last share: everything
     for t in rb["threads"]:
         assert t["cpu"] in rb["budget"]["cpus"]
+
+
+TOGGLE_C = r"""
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+static atomic_int stop, busy = 1;
+static void* work(void* arg) {
+  volatile unsigned long x = 0;
+  struct timespec nap = {0, 5000000};
+  while (!atomic_load(&stop)) {
+    if (atomic_load(&busy)) for (int i = 0; i < 100000; ++i) x += i;
+    else nanosleep(&nap, 0);
+  }
+  return arg;
+}
+int main(int argc, char** argv) {
+  int n = argc > 1 ? atoi(argv[1]) : 2;
+  pthread_t t[64];
+  for (int i = 0; i < n && i < 64; ++i) pthread_create(&t[i], 0, work, 0);
+  printf("ready\n");
+  fflush(stdout);
+  char line[64];
+  while (fgets(line, sizeof line, stdin)) atomic_store(&busy, strncmp(line, "idle", 4) != 0);
+  atomic_store(&stop, 1);
+  for (int i = 0; i < n && i < 64; ++i) pthread_join(t[i], 0);
+  return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def toggle(tmp_path_factory):
+    d = tmp_path_factory.mktemp("toggle")
+    (d / "toggle.c").write_text(TOGGLE_C)
+    exe = d / "toggle"
+    subprocess.run(["gcc", "-O1", "-pthread", "-o", str(exe), str(d / "toggle.c")], check=True)
+    return exe
+
+
+@needs_two_cpus
+def test_idle_member_gives_its_share_back_and_rejoins(toggle, tmp_path):
+    """An idle threaded process beside a busy one: the busy one gets every core once the
+    other has been idle for PARWIDTH_NODE_IDLE_MS, and they share again when it wakes."""
+    reg = tmp_path / "reg"
+    a = start_spin(toggle, reg, tmp_path / "a.json", n=2, PARWIDTH_NODE_IDLE_MS=300)
+    b = start_spin(toggle, reg, tmp_path / "b.json", n=2, PARWIDTH_NODE_IDLE_MS=300)
+
+    def shared():
+        ca, cb = all_cpus(a.pid), all_cpus(b.pid)
+        return len(os.listdir(reg)) == 2 and ca and cb and not (ca & cb)
+
+    try:
+        poll(shared, what="A and B to share the node")
+        # `parwidth node` lists both, with the shares they computed themselves.
+        out = subprocess.run([str(BIN / "parwidth"), "node", "--json", "--dir", str(reg)],
+                             capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0, out.stderr
+        listed = {m["pid"]: m for m in json.loads(out.stdout)["members"]}
+        assert set(listed) == {a.pid, b.pid}
+        assert not set(listed[a.pid]["share"]) & set(listed[b.pid]["share"])
+        assert listed[a.pid]["threads"] >= 3 and listed[a.pid]["program"] == "toggle"
+        table = subprocess.run([str(BIN / "parwidth"), "node", "--dir", str(reg)],
+                               capture_output=True, text=True, timeout=30).stdout
+        assert f"{a.pid} " in table and f"{b.pid} " in table and "SHARE" in table
+        a.stdin.write("idle\n")
+        a.stdin.flush()
+        poll(lambda: [f.split(".")[0] for f in os.listdir(reg)] == [str(b.pid)]
+             and all_cpus(b.pid) == FULL and main_cpus(b.pid) == FULL,
+             what="idle A to leave and busy B to take every core")
+        a.stdin.write("busy\n")
+        a.stdin.flush()
+        poll(shared, what="A to re-join when busy again")
+    finally:
+        finish(a)
+        finish(b)
+    assert os.listdir(reg) == []
+    ra = load(tmp_path / "a.json")
+    notes = [(f["value"], f["why"]) for f in ra["frameworks"] if f["name"] == "membership"]
+    assert [v for v, _ in notes][:3] == ["joined", "left", "joined"], notes
+    assert "idle" in notes[1][1] and "s after" in notes[1][1]
 
 
 @needs_two_cpus
@@ -186,7 +292,7 @@ def test_started_together_get_disjoint_cores(spin, tmp_path):
             assert p.stdout.readline().strip() == "ready"
 
         def disjoint():
-            a, b = (pinned_cpus(p.pid)[0] for p in procs)
+            a, b = (all_cpus(p.pid) for p in procs)
             return a and b and not (a & b)
 
         poll(disjoint, what="disjoint cores")
@@ -300,26 +406,45 @@ for _ in range(3):
     loss.backward()
     opt.step()
 dist.barrier()  # both ranks alive while each looks at its threads
-tasks = {}
-for tid in os.listdir("/proc/self/task"):
-    with open(f"/proc/self/task/{tid}/status") as f:
-        for line in f:
-            if line.startswith("Cpus_allowed_list:"):
-                tasks[tid] = line.split()[1]
-json.dump({"pid": os.getpid(), "rank": rank, "loss": loss.item(), "tasks": tasks},
+def tasks():
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{tid}/status") as f:
+            for line in f:
+                if line.startswith("Cpus_allowed_list:"):
+                    out[tid] = line.split()[1]
+    return out
+r, w = os.pipe()
+child = os.fork()
+if child == 0:  # a worker forked by the rank, with a thread of its own
+    import threading
+    t = threading.Thread(target=lambda: sum(range(10**5)))
+    t.start(); t.join()
+    os.write(w, json.dumps({"pid": os.getpid(), "tasks": tasks(),
+                            "affinity": sorted(os.sched_getaffinity(0))}).encode())
+    os._exit(0)
+os.close(w)
+forked = json.loads(os.read(r, 1 << 20))
+os.waitpid(child, 0)
+json.dump({"pid": os.getpid(), "rank": rank, "loss": loss.item(), "tasks": tasks(),
+           "affinity": sorted(os.sched_getaffinity(0)), "forked": forked},
           open(os.path.join(sys.argv[1], f"inspect-{rank}.json"), "w"))
 dist.barrier()
 dist.destroy_process_group()
 """
 
 
-def rank_threads(inspect):
-    """CPUs of each narrowed thread (main thread excluded)."""
+def inspect_tasks(inspect):
+    """tid -> CPUs of every thread of an inspected process, the main thread included."""
     tasks = inspect["tasks"]
     if isinstance(tasks, list):  # naive_engine --inspect: [{tid, comm, cpus}]
         tasks = {t["tid"]: t["cpus"] for t in tasks}
-    return [cpu_list(c) for t, c in tasks.items()
-            if int(t) != inspect["pid"] and cpu_list(c) != FULL]
+    return {int(t): cpu_list(c) for t, c in tasks.items()}
+
+
+def rank_threads(inspect):
+    """CPUs of each thread narrowed below the whole machine."""
+    return [c for c in inspect_tasks(inspect).values() if c != FULL]
 
 
 def check_ranks(tmp_path, n=2):
@@ -330,10 +455,18 @@ def check_ranks(tmp_path, n=2):
         rep = reports[i["pid"]]
         budget = frozenset(rep["budget"]["cpus"])
         budgets.append(budget)
-        pinned = rank_threads(i)
-        assert pinned, i  # the runtime's threads were pinned
-        for cpus in pinned:
-            assert cpus <= budget, (cpus, budget)
+        tasks = inspect_tasks(i)
+        assert len(tasks) > 1, i
+        # Every thread, the main thread included, inside the rank's share.
+        for tid, cpus in tasks.items():
+            assert cpus <= budget, (tid, i["pid"], cpus, budget)
+        assert tasks[i["pid"]] == budget  # the main thread spans the share
+        if "affinity" in i:
+            assert frozenset(i["affinity"]) == budget  # os.sched_getaffinity(0)
+        if "forked" in i:  # a child forked by the rank stays inside it
+            assert frozenset(i["forked"]["affinity"]) <= budget, (i["forked"], budget)
+            for cpus in inspect_tasks(i["forked"]).values():
+                assert cpus <= budget, (i["forked"], budget)
         for t in rep["threads"]:
             if t["cpu"] is not None:
                 assert t["cpu"] in budget
@@ -551,3 +684,39 @@ def test_zero_harm_under_the_module(prefix, tmp_path):
             diffs.append((cmd, results))
     assert not diffs, diffs
     assert not (tmp_path / "reg").exists() or os.listdir(tmp_path / "reg") == []
+
+
+RANK_RUNS_CHILD = r"""
+import os, subprocess, sys, threading
+t = threading.Thread(target=lambda: sum(range(10**5)))
+t.start(); t.join()                                   # the rank activates: confined to its share
+child = "import os, threading; t = threading.Thread(target=len, args=([],)); t.start(); t.join(); print(sorted(os.sched_getaffinity(0)))"
+out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True)
+print(sorted(os.sched_getaffinity(0)), out.stdout.strip())
+"""
+
+
+@needs_two_cpus
+@pytest.mark.parametrize("rank", [0, 1])
+def test_child_of_a_rank_keeps_the_ranks_share(tmp_path, rank):
+    # A rank's own share is its whole process; a program it runs (fork+exec,
+    # carrying the launcher's variables) plans inside that share instead of
+    # dividing it again as if it were another rank.
+    script = tmp_path / "rank.py"
+    script.write_text(RANK_RUNS_CHILD)
+    env = clean_env(LD_PRELOAD=LIB, LOCAL_RANK=rank, LOCAL_WORLD_SIZE=2,
+                    PARWIDTH_REPORT=tmp_path / "r-%p.json", PARWIDTH_NODE_DIR=tmp_path / "reg")
+    p = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    reports = {r["pid"]: r for r in map(load, tmp_path.glob("r-*.json"))}
+    parent = reports.pop(next(pid for pid, r in reports.items()
+                              if r["budget"]["local_size"] == 2))
+    assert len(reports) == 1
+    child = next(iter(reports.values()))
+    share = parent["budget"]["cpus"]
+    assert len(share) < len(FULL)
+    mine, childs = p.stdout.strip().split("] [")
+    assert f"{mine}]" == str(share)  # the rank's os.sched_getaffinity(0): its share
+    assert f"[{childs}" == str(share)  # the child's, inherited
+    assert child["budget"]["cpus"] == share and child["budget"]["local_size"] == 1

@@ -1,0 +1,175 @@
+// `parwidth node [--json] [--watch SECONDS] [--dir DIR]`: the governed processes
+// that share this node for this user, as the node registry lists them.
+#include <dirent.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+#include "governor/node_share.h"
+#include "preload/json.h"
+#include "preload/node.h"
+#include "topology/topology.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: parwidth node [--json] [--watch SECONDS] [--dir DIR]\n"
+    "\n"
+    "Lists the governed processes of this user that take a share of this node now\n"
+    "(members of the node registry: busy with parallel work, no launcher describes\n"
+    "them): pid, program, the cores each may use before the node is divided, its\n"
+    "share (the division every member computes from the same list), its threads and\n"
+    "since when it is a member. Stale entries (dead or exec'ed owners) are removed.\n"
+    "  --json           one JSON object instead of a table\n"
+    "  --watch SECONDS  print again every SECONDS until interrupted\n"
+    "  --dir DIR        the registry's directory (default: PARWIDTH_NODE_DIR, else\n"
+    "                   /dev/shm/parwidth-<uid>, else /tmp/parwidth-<uid>)\n";
+
+struct Row {
+  long pid = 0;
+  std::string program;
+  std::vector<int> cores, share;
+  int threads = 0;
+  double member_s = -1;  // seconds since its entry was written
+};
+
+std::string read_small(const std::string& path) {
+  FILE* f = fopen(path.c_str(), "re");
+  if (!f) return "";
+  char buf[256];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  std::string s(buf);
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+int count_threads(long pid) {
+  DIR* d = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
+  if (!d) return 0;
+  int n = 0;
+  while (struct dirent* e = readdir(d)) n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
+bool collect(const std::string& dir, std::vector<Row>* rows, std::string* err) {
+  pw::node::Registry reg;
+  if (!reg.open(dir, err)) return false;
+  pw::node::ScanResult s;
+  if (!reg.scan(&s)) {
+    *err = "cannot read " + dir;
+    return false;
+  }
+  // members[s.self] is this command itself (not published, no cores).
+  std::vector<pw::gov::NodeMember> members;
+  for (size_t i = 0; i < s.members.size(); ++i)
+    if (i != s.self) members.push_back(s.members[i]);
+  const time_t now = time(nullptr);
+  for (size_t i = 0; i < members.size(); ++i) {
+    const pw::gov::NodeMember& m = members[i];
+    Row r;
+    r.pid = m.pid;
+    r.program = read_small("/proc/" + std::to_string(m.pid) + "/comm");
+    for (const pw::gov::NodeCore& c : m.cores) r.cores.push_back(c.cpu);
+    r.share = pw::gov::node_share(members, i).cpus;
+    r.threads = count_threads(m.pid);
+    struct stat st;
+    const std::string entry = dir + "/" + std::to_string(m.pid) + "." + std::to_string(m.start);
+    if (stat(entry.c_str(), &st) == 0) r.member_s = difftime(now, st.st_mtime);
+    rows->push_back(std::move(r));
+  }
+  return true;
+}
+
+void print_table(const std::string& dir, const std::vector<Row>& rows) {
+  std::printf("node registry %s: %zu member%s\n", dir.c_str(), rows.size(),
+              rows.size() == 1 ? "" : "s");
+  if (rows.empty()) return;
+  std::printf("%-8s %-16s %-12s %-12s %7s  %s\n", "PID", "PROGRAM", "CORES", "SHARE", "THREADS",
+              "MEMBER FOR");
+  for (const Row& r : rows) {
+    char since[32] = "-";
+    if (r.member_s >= 0) snprintf(since, sizeof since, "%.0f s", r.member_s);
+    std::printf("%-8ld %-16s %-12s %-12s %7d  %s\n", r.pid, r.program.c_str(),
+                pw::topo::cpulist_format(r.cores).c_str(),
+                pw::topo::cpulist_format(r.share).c_str(), r.threads, since);
+  }
+}
+
+std::string to_json(const std::string& dir, const std::vector<Row>& rows) {
+  pw::json::Writer w;
+  w.begin_object().key("dir").value(dir).key("members").begin_array();
+  for (const Row& r : rows) {
+    w.begin_object();
+    w.key("pid").value(r.pid);
+    w.key("program").value(r.program);
+    w.key("cores").ints(r.cores);
+    w.key("share").ints(r.share);
+    w.key("threads").value(r.threads);
+    w.key("member_s");
+    if (r.member_s >= 0)
+      w.value(r.member_s);
+    else
+      w.null();
+    w.end_object();
+  }
+  w.end_array().end_object();
+  return w.str();
+}
+
+}  // namespace
+
+int pw_cmd_node(int argc, char** argv) {
+  pw::cli::Args a(argc, argv);
+  bool json = false, missing = false;
+  std::string dir_opt, watch;
+  int watch_s = 0;
+  const char* env_dir = getenv("PARWIDTH_NODE_DIR");
+  if (env_dir) dir_opt = env_dir;
+  while (!a.done()) {
+    if (a.flag("--help") || a.flag("-h")) {
+      fputs(kUsage, stdout);
+      return 0;
+    }
+    if (a.flag("--json")) {
+      json = true;
+    } else if (a.value("--dir", &dir_opt, &missing) || a.value("--watch", &watch, &missing)) {
+      if (missing) break;
+    } else {
+      fprintf(stderr, "parwidth node: unknown argument '%s'\n%s", a.peek(), kUsage);
+      return 2;
+    }
+  }
+  if (missing || (!watch.empty() && !pw::cli::parse_count(watch, 1, 3600, &watch_s))) {
+    fprintf(stderr, "parwidth node: --watch takes 1..3600 seconds, --dir a directory\n%s", kUsage);
+    return 2;
+  }
+  const std::string dir = pw::node::default_dir(dir_opt);
+  for (;;) {
+    std::vector<Row> rows;
+    std::string err;
+    struct stat st;
+    if (stat(dir.c_str(), &st) != 0) {
+      // No governed process has used the registry yet: nothing to list.
+    } else if (!collect(dir, &rows, &err)) {
+      fprintf(stderr, "parwidth node: %s\n", err.c_str());
+      return 1;
+    }
+    if (json)
+      std::printf("%s\n", to_json(dir, rows).c_str());
+    else
+      print_table(dir, rows);
+    fflush(stdout);
+    if (watch_s <= 0) return 0;
+    sleep(static_cast<unsigned>(watch_s));
+    if (!json) std::printf("\n");
+  }
+}
