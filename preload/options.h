@@ -40,7 +40,7 @@ struct Options {
   bool node = true;         // join the node registry when no launcher describes the process
   std::string node_dir;     // the registry directory; "" = /dev/shm/parwidth-<uid> (or /tmp)
   gov::PlanMode plan = gov::PlanMode::kAuto;  // which plan sources to try
-  int node_idle_ms = 3000;  // a member idle this long leaves the registry
+  int node_idle_ms = 3000;                    // a member idle this long leaves the registry
 };
 
 // One row of the table, for --help, the README and verbose output.
