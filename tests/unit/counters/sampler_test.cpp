@@ -25,6 +25,7 @@ using testing::allowed_cpus;
 using testing::BusyThreads;
 using testing::read_line;
 using testing::threads_named;
+using testing::threads_named_after_exit;
 
 // What the preload does with each sample: feed the detector, remember what happened.
 struct Monitor {
@@ -430,7 +431,7 @@ TEST(Sampler, ThreadIsNamedBlocksSignalsAndIsGoneAfterStop) {
   pthread_sigmask(SIG_SETMASK, nullptr, &now);
   EXPECT_FALSE(sigismember(&now, SIGINT));
   ASSERT_EQ(s.stop(), Status::kOk);
-  EXPECT_EQ(threads_named("parwidth-mon"), 0);
+  EXPECT_EQ(threads_named_after_exit("parwidth-mon"), 0);
 }
 
 TEST(Sampler, StopIsPromptEvenWithALongPeriod) {
@@ -442,7 +443,7 @@ TEST(Sampler, StopIsPromptEvenWithALongPeriod) {
   ASSERT_EQ(s.stop(), Status::kOk);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));  // period is 20 s
   EXPECT_EQ(m.samples.load(), 0u);
-  EXPECT_EQ(threads_named("parwidth-mon"), 0);
+  EXPECT_EQ(threads_named_after_exit("parwidth-mon"), 0);
 }
 
 std::atomic<int> g_creates{0};
@@ -467,7 +468,7 @@ TEST(Sampler, UsesTheInjectedCreateAndReportsMisuse) {
   SamplerInfo i;
   EXPECT_EQ(s.info(&i), Status::kOk);
   EXPECT_FALSE(i.running);
-  EXPECT_EQ(threads_named("parwidth-mon"), 0);
+  EXPECT_EQ(threads_named_after_exit("parwidth-mon"), 0);
 }
 
 TEST(Sampler, ForkedChildResetsAndCanStartAgain) {
@@ -483,7 +484,7 @@ TEST(Sampler, ForkedChildResetsAndCanStartAgain) {
     SamplerInfo i;
     int bad = 0;
     bad |= (s.info(&i) != Status::kOk || i.running) << 0;
-    bad |= (threads_named("parwidth-mon") != 0) << 1;
+    bad |= (threads_named_after_exit("parwidth-mon") != 0) << 1;
     Monitor mc;
     bad |= (s.start(period(30), nullptr, &Monitor::on_sample, &mc) != Status::kOk) << 2;
     mc.wait_for(2, false);

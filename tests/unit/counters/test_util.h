@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -52,6 +53,18 @@ inline int threads_named(const char* name) {
     n += read_line(std::string("/proc/self/task/") + e->d_name + "/comm") == name;
   }
   closedir(d);
+  return n;
+}
+
+// The count once exited threads are gone: pthread_join returns when the kernel clears
+// the thread's tid, a moment before its /proc/self/task entry is removed, so a thread
+// just joined may still be listed. Polls for up to 2 s; a thread still running stays.
+inline int threads_named_after_exit(const char* name) {
+  int n = threads_named(name);
+  for (int i = 0; i < 200 && n > 0; ++i) {
+    usleep(10000);
+    n = threads_named(name);
+  }
   return n;
 }
 
