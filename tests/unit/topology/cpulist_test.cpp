@@ -83,6 +83,10 @@ void parse_in_256_mib(const std::string& text) {
 }
 
 TEST(Cpulist, OverlappingRangesCostTheirUniqueCpus) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of shadow: no address-space limit "
+                  "can be set; the Release run checks this";
+#endif
   std::string text = "0-1048576";
   while (text.size() < 2048) text += ",0-1048576";
   EXPECT_EXIT(parse_in_256_mib(text), testing::ExitedWithCode(0), "");
