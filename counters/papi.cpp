@@ -28,6 +28,7 @@
 #include <cstring>
 
 #include "counters/counters.h"
+#include "counters/fd.h"
 
 #if __has_include(<papi.h>)
 #include <papi.h>
@@ -73,7 +74,7 @@ constexpr Event kEvents[] = {
 
 // Threads of this process now (/proc/self/task entries), -1 if unknown. No allocation.
 [[maybe_unused]] int thread_count() {
-  int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int fd = fd_above_stdio(open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (fd < 0) return -1;
   int n = 0;
   alignas(8) char buf[4096];
@@ -100,8 +101,8 @@ constexpr Event kEvents[] = {
   a.inherit = 1;
   a.exclude_hv = 1;
   a.exclude_kernel = user_only ? 1 : 0;
-  return static_cast<int>(
-      syscall(SYS_perf_event_open, &a, 0 /* this thread */, -1, -1, PERF_FLAG_FD_CLOEXEC));
+  return fd_above_stdio(static_cast<int>(
+      syscall(SYS_perf_event_open, &a, 0 /* this thread */, -1, -1, PERF_FLAG_FD_CLOEXEC)));
 }
 
 #if PW_HAVE_PAPI_H

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "counters/counters.h"
+#include "counters/fd.h"
 
 namespace pw::counters {
 namespace {
@@ -16,7 +17,7 @@ namespace {
 // Reads a whole small /proc file relative to dirfd into buf (NUL-terminated). Returns the length,
 // or -1 (the thread exited, or the file does not exist).
 ssize_t read_at(int dirfd, const char* path, char* buf, size_t cap) {
-  int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+  int fd = fd_above_stdio(openat(dirfd, path, O_RDONLY | O_CLOEXEC));
   if (fd < 0) return -1;
   size_t len = 0;
   while (len + 1 < cap) {
@@ -75,7 +76,7 @@ bool read_thread(int taskfd, pid_t tid, bool detail, ThreadStat* t) {
 Status proc_read_threads(const ProcReadOptions& opt, ThreadStat* out, size_t cap, size_t* n,
                          size_t* total) {
   if ((!out && cap) || !n || !total) return Status::kError;
-  int taskfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int taskfd = fd_above_stdio(open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (taskfd < 0) return Status::kUnsupported;
   size_t got = 0, seen = 0;
   bool any_schedstat = false;
