@@ -126,7 +126,7 @@ def test_other_users_load_is_contention_and_keeps_the_team(tmp_path):
     try:
         time.sleep(0.3)
         report = tmp_path / "r.json"
-        p = run([ENGINE, "--workers", 1, "--iterations", 30, "--size", 200], REPORT=report)
+        p = run([ENGINE, "--workers", 1, "--iterations", 150, "--size", 200], REPORT=report)
         assert p.returncode == 0, p.stderr
     finally:
         for o in others:
