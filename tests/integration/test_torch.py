@@ -56,11 +56,14 @@ def train(tmp_path, *args, preload=True, name="out", env=None, **options):
 def threads_in_force(report):
     """torch's intra-op count reads the OpenMP cap: the plan's threads, or the
     lower cap the monitor set when this process's own threads oversubscribed its
-    cores (torch's team beside OpenBLAS's pool, say)."""
+    cores (torch's team beside OpenBLAS's pool, say). The monitor may act after
+    the script read torch's count and before the report was written, so both
+    are counts torch may have seen; any other count is wrong."""
+    allowed = {report["plan"]["threads"]}
     m = report.get("monitor") or {}
     if any(a["kind"] == "lower_omp_cap" for a in m.get("actions", [])):
-        return m["omp_cap"]
-    return report["plan"]["threads"]
+        allowed.add(m["omp_cap"])
+    return allowed
 
 
 def notes(report, name="torch"):
@@ -120,7 +123,7 @@ def test_plan_applied_and_three_views_agree(tmp_path, bare, pools):
     view, report = train(tmp_path, "--fork", **opts)
     plan = report["plan"]
     # torch's own view.
-    assert view["num_threads"] == threads_in_force(report)
+    assert view["num_threads"] in threads_in_force(report)
     assert view["num_interop_threads"] == plan["pools"]
     if view["openblas_threads"] is not None:
         assert view["openblas_threads"] == plan["threads"]
@@ -179,7 +182,7 @@ def test_explicit_settings_replaced_with_override(tmp_path, bare):
     n = note(report, "torch.set_num_interop_threads")
     assert n["applied"] is True and n["value"] == "2" and "replaced" in n["why"]
     view, report = train(tmp_path, "--threads", "1", OVERRIDE=1, name="intra")
-    assert report["plan"]["threads"] == 2 and view["num_threads"] == threads_in_force(report)
+    assert report["plan"]["threads"] == 2 and view["num_threads"] in threads_in_force(report)
     n = note(report, "torch.set_num_threads")
     assert n["applied"] is True and n["value"] == "2" and "set by the user to 1" in n["why"]
     same_outputs(view, dict(bare, fork_check=None))
@@ -202,7 +205,7 @@ def test_training_loss_same_with_and_without(tmp_path):
     args = ["--mode", "train", "--model", "resnet18", "--size", "64"]
     bare, _ = train(tmp_path, *args, preload=False, name="bare")
     view, report = train(tmp_path, *args)
-    assert view["num_threads"] == threads_in_force(report)
+    assert view["num_threads"] in threads_in_force(report)
     # The first loss comes before any update: same inputs, same weights.
     assert math.isclose(view["losses"][0], bare["losses"][0], rel_tol=1e-5)
     for x, y in zip(view["losses"], bare["losses"]):
@@ -221,7 +224,7 @@ def test_dataloader_workers_governed_on_their_own(tmp_path):
     applied = note(parent, "at::set_num_threads")
     assert applied["applied"] is True
     assert int(applied["value"]) == parent["plan"]["threads"]
-    assert view["num_threads"] == threads_in_force(parent)
+    assert view["num_threads"] in threads_in_force(parent)
     workers = list(reports.values())
     assert len(workers) == 2, [r["pid"] for r in workers]
     for w in workers:
