@@ -19,8 +19,6 @@
 #include "governor/membership.h"
 #include "governor/node_share.h"
 #include "governor/process_share.h"
-#include "hooks/omp.h"
-#include "hooks/real.h"
 #include "preload/log.h"
 #include "preload/monitor.h"
 #include "preload/node.h"
@@ -75,6 +73,7 @@ struct Runtime {
 };
 
 Runtime* g = nullptr;
+HookEntries g_hooks{};  // registered by hooks/ at load
 alignas(Runtime) unsigned char g_storage[sizeof(Runtime)];
 
 thread_local int t_pool __attribute__((tls_model("initial-exec"))) = -1;
@@ -428,9 +427,9 @@ void activate() {
     for (const std::string& n : r.planned.plan.notes) log::info(2, "  %s", n.c_str());
   }
   r.state.store(kActive, std::memory_order_release);
-  hooks::omp_on_activate();
+  if (g_hooks.omp_activate) g_hooks.omp_activate();
   if (r.opt.monitor) {
-    monitor::Hooks h{hooks::real_pthread_create(),
+    monitor::Hooks h{g_hooks.thread_create ? g_hooks.thread_create() : nullptr,
                      &r.registry,
                      set_omp_cap,
                      r.opt.mode == opt::Mode::kGovern,
@@ -648,6 +647,10 @@ static void python_startup_hook(const Runtime& r) {
   // The hook removes exactly this first entry again.
   const std::string value = old && *old ? dir + ":" + old : dir;
   setenv("PYTHONPATH", value.c_str(), 1);
+}
+
+void hooks_register(const HookEntries& entries) {
+  g_hooks = entries;
 }
 
 void on_load() {
