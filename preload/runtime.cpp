@@ -19,6 +19,7 @@
 #include "governor/membership.h"
 #include "governor/node_share.h"
 #include "governor/process_share.h"
+#include "governor/setting.h"
 #include "preload/log.h"
 #include "preload/monitor.h"
 #include "preload/node.h"
@@ -407,17 +408,23 @@ void activate() {
   // OpenMP: the team cap is the plan's threads per pool, unless the user set
   // OMP_NUM_THREADS (kept unless PARWIDTH_OVERRIDE=1).
   const int threads = r.planned.plan.threads;
-  if (r.omp_env_explicit && !r.opt.override_user) {
+  gov::SettingInput omp_in;
+  omp_in.plan = threads;
+  omp_in.user_set = r.omp_env_explicit;
+  omp_in.governing = r.opt.mode == opt::Mode::kGovern;
+  omp_in.override_user = r.opt.override_user;
+  const gov::SettingDecision omp = gov::setting_decide(omp_in);
+  if (omp.verdict == gov::SettingVerdict::kKeep) {
     r.omp_cap.store(0);
     note_framework("openmp", "OMP_NUM_THREADS", r.omp_env_value, false,
-                   "set by the user; kept (PARWIDTH_OVERRIDE=1 replaces it)");
+                   gov::setting_verdict_text(omp.verdict));
   } else {
-    r.omp_cap.store(r.opt.mode == opt::Mode::kGovern ? threads : 0);
-    r.omp_capping = r.opt.mode == opt::Mode::kGovern;
+    r.omp_cap.store(omp_in.governing ? threads : 0);
+    r.omp_capping = omp_in.governing;
     note_framework("openmp", "default team size (nthreads ICV, per thread)",
-                   std::to_string(threads), r.opt.mode == opt::Mode::kGovern,
-                   r.opt.mode != opt::Mode::kGovern ? "observe mode: nothing changed"
-                   : r.omp_env_explicit
+                   std::to_string(threads), omp_in.governing,
+                   omp.verdict == gov::SettingVerdict::kObserve ? "observe mode: nothing changed"
+                   : omp.verdict == gov::SettingVerdict::kReplace
                        ? "OMP_NUM_THREADS=" + r.omp_env_value + " replaced (PARWIDTH_OVERRIDE=1)"
                        : "plan: threads per pool");
   }
