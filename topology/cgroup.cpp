@@ -24,6 +24,18 @@ bool all_digits(const std::string& s) {
 
 }  // namespace
 
+std::vector<CgroupLine> proc_cgroup_parse(const std::string& proc_cgroup) {
+  std::vector<CgroupLine> out;
+  for (const std::string& line : split(proc_cgroup, '\n')) {
+    const size_t a = line.find(':');
+    if (a == std::string::npos) continue;
+    const size_t b = line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    out.push_back({line.substr(0, a), line.substr(a + 1, b - a - 1), line.substr(b + 1)});
+  }
+  return out;
+}
+
 std::vector<MountEntry> mountinfo_parse(const std::string& mountinfo) {
   std::vector<MountEntry> out;
   for (const std::string& line : split(mountinfo, '\n')) {
@@ -55,9 +67,9 @@ Status cgroup_dir_from(const std::string& proc_cgroup, const std::string& mounti
   // /proc/self/cgroup: "hierarchy:controllers:path"; the v2 line is "0::/path".
   std::string path;
   bool found = false;
-  for (const std::string& line : split(proc_cgroup, '\n')) {
-    if (line.compare(0, 3, "0::") == 0) {
-      path = line.substr(3);
+  for (const CgroupLine& l : proc_cgroup_parse(proc_cgroup)) {
+    if (l.hierarchy == "0" && l.controllers.empty()) {
+      path = l.path;
       found = true;
       break;
     }

@@ -41,11 +41,9 @@ Status cgroup_v1_cpu_dir_from(const std::string& proc_cgroup, const std::string&
                               std::string* dir, std::string* mount, std::string* err) {
   std::string path;
   bool found = false;
-  for (const std::string& line : split(proc_cgroup, '\n')) {
-    std::vector<std::string> f = split(line, ':');
-    if (f.size() >= 3 && f[0] != "0" && has_word(f[1], "cpu")) {
-      // The path may itself contain ':'; it is everything after the second one.
-      path = line.substr(f[0].size() + f[1].size() + 2);
+  for (const CgroupLine& l : proc_cgroup_parse(proc_cgroup)) {
+    if (l.hierarchy != "0" && has_word(l.controllers, "cpu")) {
+      path = l.path;
       found = true;
       break;
     }

@@ -33,6 +33,15 @@ bool hwloc_available();
 // sysfs backend; root is normally "/sys/devices/system/cpu".
 Status sysfs_load(const std::string& root, Machine* out, std::string* err);
 
+// One line of /proc/self/cgroup: "hierarchy:controllers:path" (the path may contain ':').
+struct CgroupLine {
+  std::string hierarchy;    // "0" for cgroup v2
+  std::string controllers;  // "" for cgroup v2, else "cpu,cpuacct", ...
+  std::string path;
+};
+// The lines with at least two ':'; others are skipped.
+std::vector<CgroupLine> proc_cgroup_parse(const std::string& proc_cgroup);
+
 // One line of /proc/self/mountinfo: "id parent maj:min root mountpoint opts [optional...] -
 // fstype source superopts", root and mount point unescaped.
 struct MountEntry {
