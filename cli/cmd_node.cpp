@@ -114,11 +114,7 @@ std::string to_json(const std::string& dir, const std::vector<Row>& rows) {
     w.key("cores").ints(r.cores);
     w.key("share").ints(r.share);
     w.key("threads").value(r.threads);
-    w.key("member_s");
-    if (r.member_s >= 0)
-      w.value(r.member_s);
-    else
-      w.null();
+    w.key("member_s").value_or_null(r.member_s >= 0, r.member_s);
     w.end_object();
   }
   w.end_array().end_object();

@@ -4,20 +4,24 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include "counters/counters.h"
+#include "topology/topology.h"
+
 namespace pw::cli {
 
 std::vector<OptionalLibrary> optional_libraries_probe() {
-  // The sonames are the ones topology/hwloc_backend.cpp, counters/papi.cpp and
-  // hooks/creator.cpp pass to dlopen; the packages are packaging/'s Recommends.
+  // The sonames are the ones topology/ and counters/ dlopen, and the one
+  // hooks/creator.cpp passes to dlopen (cli/ does not include hooks/); the
+  // packages are packaging/'s Recommends.
   std::vector<OptionalLibrary> libs = {
       {"hwloc",
-       "libhwloc.so.15",
+       topo::kHwlocLibrary,
        "libhwloc15",
        "machine topology (sockets, cores, SMT); without it, sysfs",
        false,
        {}},
       {"PAPI",
-       "libpapi.so.7.0",
+       counters::kPapiLibrary,
        "libpapi7.0",
        "perf_event counters for the monitor with PARWIDTH_PAPI=on; without it, /proc only",
        false,

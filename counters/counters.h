@@ -106,6 +106,9 @@ class Papi {
   char reason_[256] = "not opened";
 };
 
+// The PAPI library that Papi::open dlopens by default, by soname.
+inline constexpr char kPapiLibrary[] = "libpapi.so.7.0";
+
 // ---- The sampler thread ----------------------------------------------------------------------
 
 // The host's real pthread_create (the preload passes the one it interposes on, so the sampler is

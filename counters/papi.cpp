@@ -39,7 +39,7 @@ namespace pw::counters {
 
 namespace {
 
-constexpr const char* kDefaultLibrary = "libpapi.so.7.0";
+constexpr const char* kDefaultLibrary = kPapiLibrary;
 
 enum Slot {
   kCtxSw,

@@ -2,6 +2,7 @@
 #include "graph/json_value.h"
 
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 
 namespace pw::graph::json {
@@ -184,6 +185,38 @@ bool parse(std::string_view text, Value* out, std::string* err) {
   }
   *out = std::move(v);
   return true;
+}
+
+void append_quoted(std::string* o, std::string_view s) {
+  o->push_back('"');
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        *o += "\\\"";
+        break;
+      case '\\':
+        *o += "\\\\";
+        break;
+      case '\n':
+        *o += "\\n";
+        break;
+      case '\r':
+        *o += "\\r";
+        break;
+      case '\t':
+        *o += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          *o += buf;
+        } else {
+          o->push_back(static_cast<char>(c));
+        }
+    }
+  }
+  o->push_back('"');
 }
 
 }  // namespace pw::graph::json

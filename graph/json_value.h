@@ -28,4 +28,8 @@ struct Value {
 // Parses text into *out. On failure returns false and sets *err (with a byte offset).
 bool parse(std::string_view text, Value* out, std::string* err);
 
+// Appends s as a JSON string (quoted, escaped) to *o: the one escaper of the
+// project (graph stats, the report, the CLI's --json).
+void append_quoted(std::string* o, std::string_view s);
+
 }  // namespace pw::graph::json

@@ -3,41 +3,10 @@
 #include <cstdio>
 
 #include "graph/graph.h"
+#include "graph/json_value.h"
 
 namespace pw::graph {
 namespace {
-
-void append_string(std::string* o, const std::string& s) {
-  o->push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        *o += "\\\"";
-        break;
-      case '\\':
-        *o += "\\\\";
-        break;
-      case '\n':
-        *o += "\\n";
-        break;
-      case '\r':
-        *o += "\\r";
-        break;
-      case '\t':
-        *o += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          *o += buf;
-        } else {
-          o->push_back(static_cast<char>(c));
-        }
-    }
-  }
-  o->push_back('"');
-}
 
 void append_double(std::string* o, double d) {
   if (!std::isfinite(d)) d = 0;  // JSON has no inf/nan; never produced by stats_compute
@@ -48,9 +17,9 @@ void append_double(std::string* o, double d) {
 
 void append_stats(std::string* o, const Stats& s, bool top) {
   *o += "{\"source\":";
-  append_string(o, s.source);
+  json::append_quoted(o, s.source);
   *o += ",\"name\":";
-  append_string(o, s.name);
+  json::append_quoted(o, s.name);
   *o += ",\"nodes\":" + std::to_string(s.nodes);
   *o += ",\"heavy\":" + std::to_string(s.heavy);
   *o += ",\"layers\":" + std::to_string(s.layers);
@@ -59,7 +28,7 @@ void append_stats(std::string* o, const Stats& s, bool top) {
   *o += ",\"weighted_parallelism\":";
   append_double(o, s.weighted_parallelism);
   *o += ",\"costs\":";
-  append_string(o, s.costs);
+  json::append_quoted(o, s.costs);
   *o += ",\"work_flops\":";
   append_double(o, s.work_flops);
   *o += ",\"span_flops\":";
@@ -74,13 +43,13 @@ void append_stats(std::string* o, const Stats& s, bool top) {
   for (const auto& [op, count] : s.heavy_by_type) {
     if (!first) o->push_back(',');
     first = false;
-    append_string(o, op);
+    json::append_quoted(o, op);
     *o += ":" + std::to_string(count);
   }
   o->push_back('}');
   if (!s.note.empty()) {
     *o += ",\"note\":";
-    append_string(o, s.note);
+    json::append_quoted(o, s.note);
   }
   if (top) {
     *o += ",\"subgraphs\":[";

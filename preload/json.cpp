@@ -4,38 +4,14 @@
 #include <cmath>
 #include <cstdio>
 
+#include "graph/json_value.h"
+
 namespace pw::json {
 
 std::string quote(const std::string& s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        o += "\\\"";
-        break;
-      case '\\':
-        o += "\\\\";
-        break;
-      case '\n':
-        o += "\\n";
-        break;
-      case '\t':
-        o += "\\t";
-        break;
-      case '\r':
-        o += "\\r";
-        break;
-      default:
-        if (c < 0x20) {
-          char b[8];
-          snprintf(b, sizeof b, "\\u%04x", c);
-          o += b;
-        } else {
-          o += static_cast<char>(c);
-        }
-    }
-  }
-  return o + "\"";
+  std::string o;
+  graph::json::append_quoted(&o, s);
+  return o;
 }
 
 void Writer::sep() {

@@ -23,6 +23,11 @@ class Writer {
   Writer& value(double v);
   Writer& value(bool b);
   Writer& null();
+  // The value where it is known, else null.
+  template <typename T>
+  Writer& value_or_null(bool known, const T& v) {
+    return known ? value(v) : null();
+  }
   Writer& raw(const std::string& json);  // an already-serialised value
   Writer& ints(const std::vector<int>& v);
   Writer& strings(const std::vector<std::string>& v);

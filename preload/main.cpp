@@ -1,7 +1,6 @@
 // preload/main: the LD_PRELOAD entry — constructor, destructor, fork handlers.
 #include <pthread.h>
 
-#include "hooks/real.h"
 #include "preload/runtime.h"
 
 namespace {

@@ -138,6 +138,17 @@ void on_sample(const counters::Sample& s, void*) {
   }
 }
 
+// The hardware counters (cycles, instructions, ...) of a run's totals or of
+// one interval, where the PMU gave them.
+template <typename Counters>
+void hardware_counters_write(json::Writer& w, const Counters& c) {
+  if (!c.have_hardware) return;
+  w.key("cycles").value(static_cast<long long>(c.cycles));
+  w.key("instructions").value(static_cast<long long>(c.instructions));
+  w.key("stall_cycles").value(static_cast<long long>(c.stall_cycles));
+  w.key("cache_misses").value(static_cast<long long>(c.cache_misses));
+}
+
 }  // namespace
 
 void monitor_start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap,
@@ -234,12 +245,7 @@ std::string monitor_json() {
     w.key("context_switches").value(static_cast<long long>(t.context_switches));
     w.key("cpu_migrations").value(static_cast<long long>(t.cpu_migrations));
     w.key("task_clock_s").value(static_cast<double>(t.task_clock_ns) / 1e9);
-    if (t.have_hardware) {
-      w.key("cycles").value(static_cast<long long>(t.cycles));
-      w.key("instructions").value(static_cast<long long>(t.instructions));
-      w.key("stall_cycles").value(static_cast<long long>(t.stall_cycles));
-      w.key("cache_misses").value(static_cast<long long>(t.cache_misses));
-    }
+    hardware_counters_write(w, t);
     w.end_object();
   }
   w.key("period_ms").value(static_cast<long long>(info.period_ms));
@@ -284,12 +290,7 @@ std::string monitor_json() {
       w.key("context_switches").value(static_cast<long long>(c.context_switches));
       w.key("cpu_migrations").value(static_cast<long long>(c.cpu_migrations));
       w.key("task_clock_cpus").value(static_cast<double>(c.task_clock_ns) / 1e9 / dt_s);
-      if (c.have_hardware) {
-        w.key("cycles").value(static_cast<long long>(c.cycles));
-        w.key("instructions").value(static_cast<long long>(c.instructions));
-        w.key("stall_cycles").value(static_cast<long long>(c.stall_cycles));
-        w.key("cache_misses").value(static_cast<long long>(c.cache_misses));
-      }
+      hardware_counters_write(w, c);
       w.end_object();
     }
     w.end_object();

@@ -20,11 +20,7 @@ std::string budget_json(const topo::Budget& b) {
   w.key("cpus").ints(b.cpus);
   w.key("cores").value(b.cores);
   w.key("sockets").value(static_cast<int>(b.sockets.size()));
-  w.key("quota_cpus");
-  if (b.quota_cpus > 0)
-    w.value(b.quota_cpus);
-  else
-    w.null();
+  w.key("quota_cpus").value_or_null(b.quota_cpus > 0, b.quota_cpus);
   w.key("local_rank").value(b.local_rank);
   w.key("local_size").value(b.local_size);
   w.key("notes").strings(b.notes);
@@ -105,11 +101,7 @@ std::string report_json(const Input& in) {
     w.key("tid").value(static_cast<long long>(t.tid));
     w.key("creator").value(t.creator);
     w.key("pool").value(t.pool);
-    w.key("cpu");
-    if (t.pinned && t.cpu >= 0)
-      w.value(t.cpu);
-    else
-      w.null();
+    w.key("cpu").value_or_null(t.pinned && t.cpu >= 0, t.cpu);
     w.key("pinned").value(t.pinned);
     if (!t.pin_error.empty()) w.key("pin_error").value(t.pin_error);
     w.end_object();
@@ -132,16 +124,8 @@ std::string report_json(const Input& in) {
     w.begin_object();
     w.key("library").value(pool.library);
     w.key("object").value(pool.object);
-    w.key("before");
-    if (pool.before >= 0)
-      w.value(pool.before);
-    else
-      w.null();
-    w.key("after");
-    if (pool.after >= 0)
-      w.value(pool.after);
-    else
-      w.null();
+    w.key("before").value_or_null(pool.before >= 0, pool.before);
+    w.key("after").value_or_null(pool.after >= 0, pool.after);
     w.key("set_by").value(pool.set_by);
     w.key("applied").value(pool.applied);
     w.key("why").value(pool.why);

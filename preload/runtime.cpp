@@ -19,8 +19,7 @@
 #include "governor/membership.h"
 #include "governor/node_share.h"
 #include "governor/process_share.h"
-#include "hooks/omp.h"
-#include "hooks/real.h"
+#include "governor/setting.h"
 #include "preload/log.h"
 #include "preload/monitor.h"
 #include "preload/node.h"
@@ -75,6 +74,7 @@ struct Runtime {
 };
 
 Runtime* g = nullptr;
+HookEntries g_hooks{};  // registered by hooks/ at load
 alignas(Runtime) unsigned char g_storage[sizeof(Runtime)];
 
 thread_local int t_pool __attribute__((tls_model("initial-exec"))) = -1;
@@ -408,17 +408,23 @@ void activate() {
   // OpenMP: the team cap is the plan's threads per pool, unless the user set
   // OMP_NUM_THREADS (kept unless PARWIDTH_OVERRIDE=1).
   const int threads = r.planned.plan.threads;
-  if (r.omp_env_explicit && !r.opt.override_user) {
+  gov::SettingInput omp_in;
+  omp_in.plan = threads;
+  omp_in.user_set = r.omp_env_explicit;
+  omp_in.governing = r.opt.mode == opt::Mode::kGovern;
+  omp_in.override_user = r.opt.override_user;
+  const gov::SettingDecision omp = gov::setting_decide(omp_in);
+  if (omp.verdict == gov::SettingVerdict::kKeep) {
     r.omp_cap.store(0);
     note_framework("openmp", "OMP_NUM_THREADS", r.omp_env_value, false,
-                   "set by the user; kept (PARWIDTH_OVERRIDE=1 replaces it)");
+                   gov::setting_verdict_text(omp.verdict));
   } else {
-    r.omp_cap.store(r.opt.mode == opt::Mode::kGovern ? threads : 0);
-    r.omp_capping = r.opt.mode == opt::Mode::kGovern;
+    r.omp_cap.store(omp_in.governing ? threads : 0);
+    r.omp_capping = omp_in.governing;
     note_framework("openmp", "default team size (nthreads ICV, per thread)",
-                   std::to_string(threads), r.opt.mode == opt::Mode::kGovern,
-                   r.opt.mode != opt::Mode::kGovern ? "observe mode: nothing changed"
-                   : r.omp_env_explicit
+                   std::to_string(threads), omp_in.governing,
+                   omp.verdict == gov::SettingVerdict::kObserve ? "observe mode: nothing changed"
+                   : omp.verdict == gov::SettingVerdict::kReplace
                        ? "OMP_NUM_THREADS=" + r.omp_env_value + " replaced (PARWIDTH_OVERRIDE=1)"
                        : "plan: threads per pool");
   }
@@ -428,9 +434,9 @@ void activate() {
     for (const std::string& n : r.planned.plan.notes) log::info(2, "  %s", n.c_str());
   }
   r.state.store(kActive, std::memory_order_release);
-  hooks::omp_on_activate();
+  if (g_hooks.omp_activate) g_hooks.omp_activate();
   if (r.opt.monitor) {
-    monitor::Hooks h{hooks::real_pthread_create(),
+    monitor::Hooks h{g_hooks.thread_create ? g_hooks.thread_create() : nullptr,
                      &r.registry,
                      set_omp_cap,
                      r.opt.mode == opt::Mode::kGovern,
@@ -648,6 +654,10 @@ static void python_startup_hook(const Runtime& r) {
   // The hook removes exactly this first entry again.
   const std::string value = old && *old ? dir + ":" + old : dir;
   setenv("PYTHONPATH", value.c_str(), 1);
+}
+
+void hooks_register(const HookEntries& entries) {
+  g_hooks = entries;
 }
 
 void on_load() {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "governor/registry.h"
+#include "preload/monitor.h"
 #include "preload/options.h"
 #include "preload/planning.h"
 
@@ -92,6 +93,15 @@ const std::vector<int>& process_cpus();
 // launcher's rank (its environment names a local rank that ours does not), which
 // plans its own share. Empty when not active.
 std::vector<int> spawn_cpus(char* const envp[]);
+
+// What the runtime calls in hooks/ (preload/ does not depend on hooks/):
+// hooks/ registers these at load, before preload/main.cpp's constructor.
+// A null entry is skipped.
+struct HookEntries {
+  void (*omp_activate)();                      // before any OpenMP runtime binds threads
+  monitor::ThreadCreateFn (*thread_create)();  // the real pthread_create, for the monitor
+};
+void hooks_register(const HookEntries& entries);
 
 // Lifecycle (preload/main.cpp).
 void on_load();

@@ -24,14 +24,52 @@ bool all_digits(const std::string& s) {
 
 }  // namespace
 
+std::vector<CgroupLine> proc_cgroup_parse(const std::string& proc_cgroup) {
+  std::vector<CgroupLine> out;
+  for (const std::string& line : split(proc_cgroup, '\n')) {
+    const size_t a = line.find(':');
+    if (a == std::string::npos) continue;
+    const size_t b = line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    out.push_back({line.substr(0, a), line.substr(a + 1, b - a - 1), line.substr(b + 1)});
+  }
+  return out;
+}
+
+std::vector<MountEntry> mountinfo_parse(const std::string& mountinfo) {
+  std::vector<MountEntry> out;
+  for (const std::string& line : split(mountinfo, '\n')) {
+    size_t dash = line.find(" - ");
+    if (dash == std::string::npos) continue;
+    std::vector<std::string> tail = split(line.substr(dash + 3), ' ');
+    if (tail.empty()) continue;
+    std::vector<std::string> head = split(line.substr(0, dash), ' ');
+    if (head.size() < 5) continue;
+    MountEntry m;
+    m.root = mount_unescape(head[3]);
+    m.point = mount_unescape(head[4]);
+    m.fstype = tail[0];
+    if (tail.size() >= 3) m.super_opts = tail[2];
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::string cgroup_path_under(const std::string& path, const std::string& root) {
+  if (root != "/" && path.compare(0, root.size(), root) == 0 &&
+      (path.size() == root.size() || path[root.size()] == '/'))
+    return path.substr(root.size());
+  return path;
+}
+
 Status cgroup_dir_from(const std::string& proc_cgroup, const std::string& mountinfo,
                        std::string* dir, std::string* err) {
   // /proc/self/cgroup: "hierarchy:controllers:path"; the v2 line is "0::/path".
   std::string path;
   bool found = false;
-  for (const std::string& line : split(proc_cgroup, '\n')) {
-    if (line.compare(0, 3, "0::") == 0) {
-      path = line.substr(3);
+  for (const CgroupLine& l : proc_cgroup_parse(proc_cgroup)) {
+    if (l.hierarchy == "0" && l.controllers.empty()) {
+      path = l.path;
       found = true;
       break;
     }
@@ -40,32 +78,20 @@ Status cgroup_dir_from(const std::string& proc_cgroup, const std::string& mounti
     set_err(err, "cgroup: no cgroup v2 hierarchy in /proc/self/cgroup (v1 is not supported)");
     return Status::kUnsupported;
   }
-  // mountinfo: "id parent maj:min root mountpoint opts [optional...] - fstype source superopts".
   // Prefer the usual /sys/fs/cgroup mount when there are several.
   std::string mount, mount_root;
-  for (const std::string& line : split(mountinfo, '\n')) {
-    size_t dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::vector<std::string> tail = split(line.substr(dash + 3), ' ');
-    if (tail.empty() || tail[0] != "cgroup2") continue;
-    std::vector<std::string> head = split(line.substr(0, dash), ' ');
-    if (head.size() < 5) continue;
-    std::string point = mount_unescape(head[4]);
-    if (mount.empty() || point == "/sys/fs/cgroup") {
-      mount = point;
-      mount_root = mount_unescape(head[3]);
+  for (const MountEntry& m : mountinfo_parse(mountinfo)) {
+    if (m.fstype != "cgroup2") continue;
+    if (mount.empty() || m.point == "/sys/fs/cgroup") {
+      mount = m.point;
+      mount_root = m.root;
     }
   }
   if (mount.empty()) {
     set_err(err, "cgroup: no cgroup2 file system in /proc/self/mountinfo");
     return Status::kUnsupported;
   }
-  // A mount of a sub-tree (a container's bind mount without a cgroup namespace) shows the
-  // process's path from the real root: strip the part the mount already stands for.
-  if (mount_root != "/" && path.compare(0, mount_root.size(), mount_root) == 0 &&
-      (path.size() == mount_root.size() || path[mount_root.size()] == '/')) {
-    path = path.substr(mount_root.size());
-  }
+  path = cgroup_path_under(path, mount_root);
   if (path == "/" || path.empty()) {
     *dir = mount;
   } else {

@@ -41,11 +41,9 @@ Status cgroup_v1_cpu_dir_from(const std::string& proc_cgroup, const std::string&
                               std::string* dir, std::string* mount, std::string* err) {
   std::string path;
   bool found = false;
-  for (const std::string& line : split(proc_cgroup, '\n')) {
-    std::vector<std::string> f = split(line, ':');
-    if (f.size() >= 3 && f[0] != "0" && has_word(f[1], "cpu")) {
-      // The path may itself contain ':'; it is everything after the second one.
-      path = line.substr(f[0].size() + f[1].size() + 2);
+  for (const CgroupLine& l : proc_cgroup_parse(proc_cgroup)) {
+    if (l.hierarchy != "0" && has_word(l.controllers, "cpu")) {
+      path = l.path;
       found = true;
       break;
     }
@@ -55,25 +53,17 @@ Status cgroup_v1_cpu_dir_from(const std::string& proc_cgroup, const std::string&
     return Status::kUnsupported;
   }
   std::string point, root;
-  for (const std::string& line : split(mountinfo, '\n')) {
-    size_t dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::vector<std::string> tail = split(line.substr(dash + 3), ' ');
-    if (tail.size() < 3 || tail[0] != "cgroup" || !has_word(tail[2], "cpu")) continue;
-    std::vector<std::string> head = split(line.substr(0, dash), ' ');
-    if (head.size() < 5) continue;
-    point = mount_unescape(head[4]);
-    root = mount_unescape(head[3]);
+  for (const MountEntry& m : mountinfo_parse(mountinfo)) {
+    if (m.fstype != "cgroup" || !has_word(m.super_opts, "cpu")) continue;
+    point = m.point;
+    root = m.root;
     break;
   }
   if (point.empty()) {
     set_err(err, "cgroup v1: no cpu controller mount in /proc/self/mountinfo");
     return Status::kUnsupported;
   }
-  if (root != "/" && path.compare(0, root.size(), root) == 0 &&
-      (path.size() == root.size() || path[root.size()] == '/')) {
-    path = path.substr(root.size());
-  }
+  path = cgroup_path_under(path, root);
   *dir = (path == "/" || path.empty()) ? point : point + path;
   *mount = point;
   return Status::kOk;

@@ -35,7 +35,7 @@ struct Api {
 template <typename F>
 bool bind(void* handle, const char* name, F* fn, std::string* why) {
   *fn = reinterpret_cast<F>(dlsym(handle, name));
-  if (*fn == nullptr) *why = std::string("libhwloc.so.15 lacks ") + name;
+  if (*fn == nullptr) *why = std::string(kHwlocLibrary) + " lacks " + name;
   return *fn != nullptr;
 }
 
@@ -43,10 +43,10 @@ Api api_open() {
   Api a{};
   // The handle is never closed: the topology code may be called again at any time, and
   // unloading a library that has run in this process buys nothing.
-  void* h = dlopen("libhwloc.so.15", RTLD_NOW | RTLD_LOCAL);
+  void* h = dlopen(kHwlocLibrary, RTLD_NOW | RTLD_LOCAL);
   if (h == nullptr) {
     const char* e = dlerror();
-    a.why = e ? e : "dlopen(libhwloc.so.15) failed";
+    a.why = e ? e : std::string("dlopen(") + kHwlocLibrary + ") failed";
     return a;
   }
   bool ok = bind(h, "hwloc_get_api_version", &a.get_api_version, &a.why) &&
@@ -65,8 +65,9 @@ Api api_open() {
             bind(h, "hwloc_get_obj_by_depth", &a.get_obj_by_depth, &a.why);
   // hwloc_obj's layout is what we read; it is only stable within one major API version.
   if (ok && (a.get_api_version() >> 16) != (HWLOC_API_VERSION >> 16)) {
-    a.why = "libhwloc.so.15 has API version " + std::to_string(a.get_api_version() >> 16) +
-            ".x, built against " + std::to_string(HWLOC_API_VERSION >> 16) + ".x";
+    a.why = std::string(kHwlocLibrary) + " has API version " +
+            std::to_string(a.get_api_version() >> 16) + ".x, built against " +
+            std::to_string(HWLOC_API_VERSION >> 16) + ".x";
     ok = false;
   }
   a.ok = ok;

@@ -33,6 +33,29 @@ bool hwloc_available();
 // sysfs backend; root is normally "/sys/devices/system/cpu".
 Status sysfs_load(const std::string& root, Machine* out, std::string* err);
 
+// One line of /proc/self/cgroup: "hierarchy:controllers:path" (the path may contain ':').
+struct CgroupLine {
+  std::string hierarchy;    // "0" for cgroup v2
+  std::string controllers;  // "" for cgroup v2, else "cpu,cpuacct", ...
+  std::string path;
+};
+// The lines with at least two ':'; others are skipped.
+std::vector<CgroupLine> proc_cgroup_parse(const std::string& proc_cgroup);
+
+// One line of /proc/self/mountinfo: "id parent maj:min root mountpoint opts [optional...] -
+// fstype source superopts", root and mount point unescaped.
+struct MountEntry {
+  std::string root;
+  std::string point;
+  std::string fstype;
+  std::string super_opts;  // "" when the line has none
+};
+// The lines that have the fields above; others are skipped.
+std::vector<MountEntry> mountinfo_parse(const std::string& mountinfo);
+// A cgroup path as seen from a mount of the sub-tree `root` (a container's bind mount without
+// a cgroup namespace shows the process's path from the real root): that part stripped.
+std::string cgroup_path_under(const std::string& path, const std::string& root);
+
 // /proc/self/cgroup and /proc/self/mountinfo contents -> the process's cgroup v2 directory.
 Status cgroup_dir_from(const std::string& proc_cgroup, const std::string& mountinfo,
                        std::string* dir, std::string* err);

@@ -16,6 +16,9 @@
 
 namespace pw::topo {
 
+// The hwloc that the topology backend dlopens (RTLD_LOCAL), by soname.
+inline constexpr char kHwlocLibrary[] = "libhwloc.so.15";
+
 enum class Status { kOk, kUnsupported, kInvalid, kIoError };
 const char* status_name(Status s);
 

@@ -1,6 +1,7 @@
 // The width statistics on hand-built graphs, each expectation worked out in its comment.
 #include <gtest/gtest.h>
 
+#include "graph/json_value.h"
 #include "tests/unit/graph/test_util.h"
 
 namespace pw::graph {
@@ -183,6 +184,20 @@ TEST(GraphStats, JsonHasTheDocumentedKeys) {
                           "\"weighted_parallelism\":2", "\"heavy_by_type\":{\"MatMul\":2}",
                           "\"source\":", "\"costs\":\"unit\"", "\"subgraphs\":[]"})
     EXPECT_NE(j.find(key), std::string::npos) << key << " in " << j;
+}
+
+TEST(GraphStats, JsonEscapesTheModelsNames) {
+  // A model path with a quote, a backslash, a newline and a control byte
+  // still gives JSON that reads back to the same name.
+  Stats s = compute(make_graph({{"a", true, {}}}));
+  s.source = "dir\\m\"x\n\x01.onnx";
+  const std::string j = stats_to_json(s);
+  EXPECT_NE(j.find("\"source\":\"dir\\\\m\\\"x\\n\\u0001.onnx\""), std::string::npos) << j;
+  json::Value v;
+  std::string err;
+  ASSERT_TRUE(json::parse(j, &v, &err)) << err << " in " << j;
+  ASSERT_NE(v.get("source"), nullptr);
+  EXPECT_EQ(v.get("source")->str, s.source);
 }
 
 }  // namespace

@@ -1,0 +1,15 @@
+// hooks/register: hands the runtime the hook entry points it calls, so that
+// preload/ never includes or calls into hooks/.
+#include "hooks/omp.h"
+#include "hooks/real.h"
+#include "preload/runtime.h"
+
+namespace {
+
+// Priority: before preload/main.cpp's constructor (and anything that could
+// activate the runtime); it only stores two pointers.
+__attribute__((constructor(101))) void hooks_register_at_load() {
+  pw::rt::hooks_register({pw::hooks::omp_on_activate, pw::hooks::real_pthread_create});
+}
+
+}  // namespace
