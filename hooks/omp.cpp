@@ -110,7 +110,11 @@ OmpVendor omp_vendor_of(const void* fn) {
       &segs);
   static const char kIntel[] = "@(#) Intel(R) OMP ";
   static const char kLlvm[] = "@(#) LLVM OMP ";
+  // A runtime's own object is a few MiB; a large program with a runtime
+  // linked in statically is not searched (unknown: LLVM's sequence).
+  constexpr size_t kMaxSearched = size_t{64} << 20;
   for (int i = 0; i < segs.n; ++i) {
+    if (segs.size[i] > kMaxSearched) return OmpVendor::kUnknown;
     if (memmem(segs.start[i], segs.size[i], kIntel, sizeof kIntel - 1)) return OmpVendor::kIntel;
     if (memmem(segs.start[i], segs.size[i], kLlvm, sizeof kLlvm - 1)) return OmpVendor::kLlvm;
   }
