@@ -75,9 +75,10 @@ void Registry::record(const ThreadRecord& r) {
 
 bool Registry::update(const ThreadRecord& r) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (ThreadRecord& t : threads_) {
-    if (t.tid == r.tid) {
-      t = r;
+  // The last record of a tid: an earlier one belongs to an exited thread.
+  for (auto t = threads_.rbegin(); t != threads_.rend(); ++t) {
+    if (t->tid == r.tid) {
+      *t = r;
       return true;
     }
   }
@@ -91,9 +92,9 @@ std::vector<ThreadRecord> Registry::snapshot() const {
 
 bool Registry::find(long tid, ThreadRecord* out) const {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const ThreadRecord& r : threads_) {
-    if (r.tid == tid) {
-      *out = r;
+  for (auto r = threads_.rbegin(); r != threads_.rend(); ++r) {
+    if (r->tid == tid) {
+      *out = *r;
       return true;
     }
   }

@@ -7,6 +7,7 @@
 #include "hooks/omp.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <sched.h>
 
 #include <cstdio>
@@ -68,13 +69,86 @@ const char* const kAffinityApi[] = {"omp_display_affinity",
                                     "kmp_get_affinity_max_proc",
                                     "kmp_get_affinity_mask_proc"};
 
-// KMP_AFFINITY=disabled through kmp_set_defaults. If the runtime has already
-// initialised its affinity (tasks, a teams region, omp_get_num_procs() before
-// the first parallel region), it ignores the setting and prints a warning into
-// the program's stderr; the warnings are off for that one call and then back
-// to the user's KMP_WARNINGS (or on, libomp's default).
-void libomp_disable_quietly(void* fn) {
+// Which runtime a kmp_set_defaults belongs to. Intel's (libiomp5) and LLVM's
+// (libomp) share an ABI and most code, but not this: LLVM's accepts a
+// KMP_AFFINITY in any call made before its middle initialisation, while
+// Intel's takes it from the first call only (a later one is "too late").
+// Each carries its brand in the version text it prints for KMP_VERSION, "@(#)
+// Intel(R) OMP ..." or "@(#) LLVM OMP ...", which a renamed copy (a wheel's)
+// keeps, unlike its file name or soname.
+enum class OmpVendor { kUnknown, kLlvm, kIntel };
+
+struct ReadOnlySegments {
+  const void* fn = nullptr;
+  int n = 0;
+  const char* start[8] = {};
+  size_t size[8] = {};
+};
+
+OmpVendor omp_vendor_of(const void* fn) {
+  ReadOnlySegments segs;
+  segs.fn = fn;
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* data) -> int {
+        auto* s = static_cast<ReadOnlySegments*>(data);
+        const auto pc = reinterpret_cast<ElfW(Addr)>(s->fn);
+        bool mine = false;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          const ElfW(Addr) at = info->dlpi_addr + ph.p_vaddr;
+          if (ph.p_type == PT_LOAD && pc >= at && pc < at + ph.p_memsz) mine = true;
+        }
+        if (!mine) return 0;
+        for (int i = 0; i < info->dlpi_phnum && s->n < 8; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_R) || (ph.p_flags & PF_W)) continue;
+          s->start[s->n] = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
+          s->size[s->n++] = ph.p_filesz;
+        }
+        return 1;
+      },
+      &segs);
+  static const char kIntel[] = "@(#) Intel(R) OMP ";
+  static const char kLlvm[] = "@(#) LLVM OMP ";
+  // A runtime's own object is a few MiB; a large program with a runtime
+  // linked in statically is not searched (unknown: LLVM's sequence).
+  constexpr size_t kMaxSearched = size_t{64} << 20;
+  for (int i = 0; i < segs.n; ++i) {
+    if (segs.size[i] > kMaxSearched) return OmpVendor::kUnknown;
+    if (memmem(segs.start[i], segs.size[i], kIntel, sizeof kIntel - 1)) return OmpVendor::kIntel;
+    if (memmem(segs.start[i], segs.size[i], kLlvm, sizeof kLlvm - 1)) return OmpVendor::kLlvm;
+  }
+  return OmpVendor::kUnknown;
+}
+
+// KMP_AFFINITY=disabled through kmp_set_defaults, in the form each runtime
+// takes. A runtime whose affinity is already initialised ignores the setting
+// and warns on the program's stderr. Returns false when the runtime is known
+// to have ignored it (its own binding stands).
+//  - LLVM's is initialised by tasks, a teams region or omp_get_num_procs()
+//    before the first parallel region (the hooks see the last two first).
+//    The warnings are off for that one call and then back to the user's
+//    KMP_WARNINGS (or on, libomp's default): silent either way.
+//  - Intel's takes KMP_AFFINITY from its first kmp_set_defaults only (any
+//    call initialises it, so a KMP_WARNINGS=false before would make the
+//    setting too late), and also counts omp_get_level() and tasks as a first
+//    use: one call with the setting alone. Initialised by then, it warns
+//    ("OMP: Warning #226") and keeps its binding. Its kmp_set_defaults has
+//    initialised its affinity either way, so kmp_get_affinity_max_proc()
+//    (0 once affinity is disabled) tells which, at no further cost.
+bool libomp_disable(void* fn, OmpVendor vendor) {
   auto set = reinterpret_cast<void (*)(const char*)>(fn);
+  if (vendor == OmpVendor::kIntel) {
+    set("KMP_AFFINITY=disabled");
+    Dl_info di;
+    void* handle = nullptr;
+    if (dladdr(fn, &di) && di.dli_fname) handle = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (!handle) return true;
+    auto max_proc = reinterpret_cast<int (*)()>(dlsym(handle, "kmp_get_affinity_max_proc"));
+    const bool off = !max_proc || max_proc() == 0;
+    dlclose(handle);
+    return off;
+  }
   const char* user = getenv("KMP_WARNINGS");
   char restore[64] = "KMP_WARNINGS=true";
   if (user && *user && strlen(user) < sizeof restore - 16)
@@ -82,6 +156,7 @@ void libomp_disable_quietly(void* fn) {
   set("KMP_WARNINGS=false");
   set("KMP_AFFINITY=disabled");
   set(restore);
+  return true;
 }
 
 // libomp takes its "full" CPU set from the thread that initialises its
@@ -129,9 +204,19 @@ void libomp_first_sight(const void* caller_pc, bool at_fork) {
       continue;
     }
     if (off) {
-      libomp_disable_quietly(fn);
-      rt::note_framework("libomp", "KMP_AFFINITY (kmp_set_defaults)", "disabled", true,
-                         "libomp would bind every thread to the first pinned thread's core");
+      const OmpVendor vendor = omp_vendor_of(fn);
+      const char* name = vendor == OmpVendor::kIntel ? "libiomp5" : "libomp";
+      if (libomp_disable(fn, vendor)) {
+        rt::note_framework(name, "KMP_AFFINITY (kmp_set_defaults)", "disabled", true,
+                           "the runtime would bind every thread to the first pinned thread's "
+                           "core");
+      } else {
+        g_libomp_own_binding.store(true, std::memory_order_relaxed);
+        rt::note_framework(name, "KMP_AFFINITY", "the runtime's default", false,
+                           "the runtime was initialised before parwidth could turn its binding "
+                           "off (a task, omp_get_level() or kmp_set_defaults first); it keeps "
+                           "its own binding and its threads are not pinned");
+      }
       return;
     }
     if (api) {

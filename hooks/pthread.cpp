@@ -58,6 +58,29 @@ bool attr_has_affinity(const pthread_attr_t* attr) {
   return CPU_COUNT(&set) != CPU_SETSIZE;
 }
 
+// A thread we pinned is checked as it exits (a thread-specific value's
+// destructor runs whether its start routine returns or it calls
+// pthread_exit): an OpenMP runtime's own binding may have moved it since.
+pthread_key_t g_pin_check_key;
+bool g_pin_check_ok = false;
+pthread_once_t g_pin_check_once = PTHREAD_ONCE_INIT;
+
+void pin_check_at_exit(void*) {
+  Guard guard;
+  if (!guard.entered()) return;
+  try {
+    rt::check_own_pin();
+  } catch (...) {
+  }
+}
+
+void pin_check_arm() {
+  pthread_once(&g_pin_check_once, [] {
+    g_pin_check_ok = pthread_key_create(&g_pin_check_key, pin_check_at_exit) == 0;
+  });
+  if (g_pin_check_ok) pthread_setspecific(g_pin_check_key, reinterpret_cast<void*>(1));
+}
+
 void* trampoline(void* p) {
   Start* s = static_cast<Start*>(p);
   void* (*fn)(void*) = s->fn;
@@ -74,6 +97,7 @@ void* trampoline(void* p) {
       int err = pin_self(cpus);
       rec.pinned = err == 0;
       if (err) rec.pin_error = strerror(err);
+      if (rec.pinned) pin_check_arm();
     } else if (s->user_affinity) {
       rec.pin_error = "the creator set the thread's affinity; kept";
     } else if (s->runtime_binding) {

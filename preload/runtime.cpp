@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -453,6 +454,46 @@ void activate() {
   }
 }
 
+// The report states only pins the kernel still shows. A thread parwidth
+// pinned may have been moved since: an OpenMP runtime whose own binding could
+// not be turned off in time binds the threads that run its regions, or the
+// program set an affinity itself. Checked when a pinned thread exits
+// (check_own_pin) and, for the threads still alive, at the report. A moved
+// thread is reported as not pinned, with where it runs. True if `t` changed.
+bool pin_moved(gov::ThreadRecord* t, const std::vector<int>& now) {
+  std::vector<int> want;
+  gov::Assignment a;
+  a.pool = t->pool;
+  a.cpu = t->cpu;
+  if (!t->pinned || now.empty() || !cpus_for(a, &want)) return false;
+  std::sort(want.begin(), want.end());
+  if (now == want) return false;
+  t->pinned = false;
+  t->pin_error = "pinned to " + topo::cpulist_format(want) + ", then moved to " +
+                 topo::cpulist_format(now) + " (by its OpenMP runtime's binding or the program)";
+  return true;
+}
+
+// The live threads among the records (in /proc/self/task; the last record of
+// a tid), as they stand now. Exited threads were checked as they exited.
+void pins_as_they_stand(std::vector<gov::ThreadRecord>* threads) {
+  std::vector<std::pair<long, size_t>> last;  // tid -> index of its last record
+  last.reserve(threads->size());
+  for (size_t i = 0; i < threads->size(); ++i) last.emplace_back((*threads)[i].tid, i);
+  std::stable_sort(last.begin(), last.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<int> now;
+  for (size_t k = 0; k < last.size(); ++k) {
+    if (k + 1 < last.size() && last[k + 1].first == last[k].first) continue;
+    gov::ThreadRecord& t = (*threads)[last[k].second];
+    if (!t.pinned || t.tid <= 0) continue;
+    char path[48];
+    snprintf(path, sizeof path, "/proc/self/task/%ld", t.tid);
+    if (access(path, F_OK) != 0 || !thread_affinity(t.tid, &now)) continue;
+    pin_moved(&t, now);
+  }
+}
+
 }  // namespace
 
 bool selected() {
@@ -497,6 +538,15 @@ void record_thread(const gov::ThreadRecord& r) {
 }
 opt::Pin pin_mode() {
   return g->opt.pin;
+}
+
+void check_own_pin() {
+  if (!g || g->state.load(std::memory_order_acquire) != kActive || own_pid() != getpid()) return;
+  gov::ThreadRecord t;
+  std::vector<int> now;
+  if (!g->registry.find(static_cast<long>(gettid()), &t) || !t.pinned || !thread_affinity(0, &now))
+    return;
+  if (pin_moved(&t, now)) g->registry.update(t);
 }
 
 bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus) {
@@ -709,6 +759,12 @@ void on_exit() {
   in.fail_reason = r.fail_reason;
   in.planned = s == kActive ? &r.planned : nullptr;
   in.threads = r.registry.snapshot();
+  if (s == kActive) {
+    try {
+      pins_as_they_stand(&in.threads);
+    } catch (...) {
+    }
+  }
   in.omp_cap = r.omp_cap.load();
   in.forked_child = r.forked_child;
   in.monitor_json = monitor::monitor_json();

@@ -32,6 +32,9 @@ void set_current_pool(int pool);
 
 gov::Assignment assign_thread(int creator_pool);
 void record_thread(const gov::ThreadRecord& r);
+// At the exit of a thread parwidth pinned: if its affinity was changed since
+// (an OpenMP runtime's own binding, the program), its record says so.
+void check_own_pin();
 opt::Pin pin_mode();
 // The CPUs of a pool, or of a single cpu; false if there is nothing to pin to.
 bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus);

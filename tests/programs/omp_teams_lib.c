@@ -4,10 +4,12 @@
    one JSON object: each thread's omp_get_max_threads() and team sizes, the
    main thread's, and every task's Cpus_allowed_list from /proc/self/task.
 
-     omp_teams [--threads N] [--regions K] [--clause M] [--exit S]
+     omp_teams [--threads N] [--regions K] [--clause M] [--exit S] [--task-first]
 
    --clause M also runs one region with num_threads(M) per thread (an explicit
-   request the governor must leave alone); --exit S exits with status S. */
+   request the governor must leave alone); --exit S exits with status S;
+   --task-first runs a task outside any region before the threads start (it
+   initialises the runtime's affinity before anything the governor sees). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <omp.h>
@@ -30,6 +32,7 @@ struct worker {
 
 static int g_regions = 3;
 static int g_clause = 0;
+static int g_task_first = 0;
 static pthread_barrier_t g_sync;
 
 static int one_region(void) {
@@ -56,6 +59,17 @@ static int clause_region(int n) {
     team = omp_get_num_threads();
   }
   return team;
+}
+
+/* A task outside any region, in a function of its own: clang fetches the
+   OpenMP thread id at the entry of a function with a task, which is itself a
+   first use of the runtime. */
+__attribute__((noinline)) static int task_first(void) {
+  int done = 0;
+#pragma omp task shared(done)
+  done = 1;
+#pragma omp taskwait
+  return done;
 }
 
 static void run_regions(struct worker* w) {
@@ -130,8 +144,12 @@ __attribute__((visibility("default"))) int omp_teams_main(int argc, char** argv)
       g_clause = atoi(argv[++i]);
     else if (i + 1 < argc && !strcmp(argv[i], "--exit"))
       status = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--task-first"))
+      g_task_first = 1;
     else {
-      fprintf(stderr, "usage: omp_teams [--threads N] [--regions K] [--clause M] [--exit S]\n");
+      fprintf(stderr,
+              "usage: omp_teams [--threads N] [--regions K] [--clause M] [--exit S] "
+              "[--task-first]\n");
       return 2;
     }
   }
@@ -144,6 +162,7 @@ __attribute__((visibility("default"))) int omp_teams_main(int argc, char** argv)
   memset(ws, 0, sizeof ws);
   pthread_t ts[MAX_THREADS];
   pthread_barrier_init(&g_sync, NULL, (unsigned)nthreads + 1);
+  if (g_task_first && !task_first()) return 1;
   for (int i = 0; i < nthreads; ++i) {
     if (pthread_create(&ts[i], NULL, worker_main, &ws[i]) != 0) {
       fprintf(stderr, "omp_teams: pthread_create failed\n");

@@ -94,6 +94,31 @@ TEST(Registry, RecordsAndFindsThreads) {
   EXPECT_TRUE(r.snapshot().empty());
 }
 
+// The kernel reuses the tid of an exited thread: find and update are about
+// the thread that has it now, the last one recorded.
+TEST(Registry, AReusedTidMeansItsLastRecord) {
+  Registry r;
+  r.reset(two_pools(), PinMode::kCore);
+  ThreadRecord first;
+  first.tid = 42;
+  first.creator = "exited";
+  first.pinned = true;
+  r.record(first);
+  ThreadRecord now = first;
+  now.creator = "alive";
+  r.record(now);
+  ThreadRecord out;
+  ASSERT_TRUE(r.find(42, &out));
+  EXPECT_EQ(out.creator, "alive");
+  out.pinned = false;
+  ASSERT_TRUE(r.update(out));
+  const std::vector<ThreadRecord> all = r.snapshot();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_TRUE(all[0].pinned);
+  EXPECT_EQ(all[0].creator, "exited");
+  EXPECT_FALSE(all[1].pinned);
+}
+
 }  // namespace
 }  // namespace pw::gov
 
