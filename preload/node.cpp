@@ -370,7 +370,11 @@ bool Registry::scan(ScanResult* out) {
         continue;
       }
       if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
-        stale = true;  // nobody holds it: the owner died or exec'ed
+        // Nobody holds it: the owner died or exec'ed — unless the owner
+        // rewrote its entry (a new plan) and the name is a new file now.
+        struct stat now;
+        stale = fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == st.st_ino &&
+                now.st_dev == st.st_dev;
       } else if (errno == EWOULDBLOCK) {
         if (read_fd(fd, &text, kMaxEntry) && entry_parse(text, &m) && m.pid == pid &&
             m.start == start)

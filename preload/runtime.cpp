@@ -72,7 +72,8 @@ struct Runtime {
   std::atomic<bool> launcher{false};  // it spawned ranks that a launcher describes
   std::vector<int> node_cpus;
   int node_changes = 0;
-  bool omp_capping = false;  // the team cap is ours (not the user's OMP_NUM_THREADS)
+  uint64_t node_refresh_ns = 0;  // when our entry was last rewritten (monitor time)
+  bool omp_capping = false;      // the team cap is ours (not the user's OMP_NUM_THREADS)
 };
 
 Runtime* g = nullptr;
@@ -327,13 +328,18 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation) {
 
 // Rewrites our entry when what `parwidth node` shows of us changed: the plan
 // in force, the monitor's verdict (on the sampler thread, or before it runs).
-void node_entry_refresh(Runtime& r) {
+void node_entry_refresh(Runtime& r, uint64_t t_ns) {
   if (!r.node.published()) return;
   gov::NodeMember self = r.node.self();
   const gov::Plan& p = r.registry.plan();
   const int pools = static_cast<int>(p.core_sets.size());
   const int verdict = monitor::monitor_oversubscribed_now();
-  if (self.pools == pools && self.intra == p.threads && self.oversubscribed == verdict) return;
+  const bool plan_same = self.pools == pools && self.intra == p.threads;
+  if (plan_same && self.oversubscribed == verdict) return;
+  // A verdict that flips sample by sample on a loaded machine is rewritten
+  // at most once a second: each rewrite is a file the others must re-read.
+  if (plan_same && r.node_refresh_ns && t_ns - r.node_refresh_ns < 1000000000ull) return;
+  r.node_refresh_ns = t_ns;
   self.pools = pools;
   self.intra = p.threads;
   self.oversubscribed = verdict;
@@ -358,7 +364,7 @@ bool node_publish(Runtime& r, bool at_activation) {
   }
   node::ScanResult s;
   if (r.node.scan(&s)) node_apply(r, gov::node_share(s.members, s.self), at_activation);
-  node_entry_refresh(r);
+  node_entry_refresh(r, 0);
   return true;
 }
 
@@ -436,7 +442,7 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
     }
     node::ScanResult s;
     if (was && r->node.scan(&s)) node_apply(*r, gov::node_share(s.members, s.self), false);
-    if (was) node_entry_refresh(*r);
+    if (was) node_entry_refresh(*r, t_ns);
   } catch (...) {
   }
 }
