@@ -24,8 +24,11 @@ constexpr const char* kUsage =
     "Lists the governed processes of this user that take a share of this node now\n"
     "(members of the node registry: busy with parallel work, no launcher describes\n"
     "them): pid, program, the cores each may use before the node is divided, its\n"
-    "share (the division every member computes from the same list), its threads and\n"
-    "since when it is a member. Stale entries (dead or exec'ed owners) are removed.\n"
+    "share (the division every member computes from the same list), its plan in\n"
+    "force (pools x threads per pool), whether its monitor judged it oversubscribed\n"
+    "at its last sample (yes/no; - without a monitor, or from an older parwidth), its\n"
+    "threads and since when it is a member. Stale entries (dead or exec'ed owners)\n"
+    "are removed.\n"
     "  --json           one JSON object instead of a table\n"
     "  --watch SECONDS  print again every SECONDS until interrupted\n"
     "  --dir DIR        the registry's directory (default: PARWIDTH_NODE_DIR, else\n"
@@ -35,8 +38,10 @@ struct Row {
   long pid = 0;
   std::string program;
   std::vector<int> cores, share;
+  int pools = 0, intra = 0;  // 0: not said (an older parwidth's entry)
+  int oversubscribed = -1;   // -1: not said
   int threads = 0;
-  double member_s = -1;  // seconds since its entry was written
+  double member_s = -1;  // seconds since it joined (its entry was written, for older ones)
 };
 
 std::string read_small(const std::string& path) {
@@ -80,10 +85,17 @@ bool collect(const std::string& dir, std::vector<Row>* rows, std::string* err) {
     r.program = read_small("/proc/" + std::to_string(m.pid) + "/comm");
     for (const pw::gov::NodeCore& c : m.cores) r.cores.push_back(c.cpu);
     r.share = pw::gov::node_share(members, i).cpus;
+    r.pools = m.pools;
+    r.intra = m.intra;
+    r.oversubscribed = m.oversubscribed;
     r.threads = count_threads(m.pid);
     struct stat st;
     const std::string entry = dir + "/" + std::to_string(m.pid) + "." + std::to_string(m.start);
-    if (stat(entry.c_str(), &st) == 0) r.member_s = difftime(now, st.st_mtime);
+    if (m.joined > 0)
+      r.member_s = difftime(now, static_cast<time_t>(m.joined));
+    else if (stat(entry.c_str(), &st) == 0)
+      r.member_s = difftime(now, st.st_mtime);
+    if (r.member_s < 0) r.member_s = 0;  // clocks: never "joined in the future"
     rows->push_back(std::move(r));
   }
   return true;
@@ -93,14 +105,17 @@ void print_table(const std::string& dir, const std::vector<Row>& rows) {
   std::printf("node registry %s: %zu member%s\n", dir.c_str(), rows.size(),
               rows.size() == 1 ? "" : "s");
   if (rows.empty()) return;
-  std::printf("%-8s %-16s %-12s %-12s %7s  %s\n", "PID", "PROGRAM", "CORES", "SHARE", "THREADS",
-              "MEMBER FOR");
+  std::printf("%-8s %-16s %-12s %-12s %-7s %-8s %7s  %s\n", "PID", "PROGRAM", "CORES", "SHARE",
+              "PLAN", "OVERSUB", "THREADS", "MEMBER FOR");
   for (const Row& r : rows) {
     char since[32] = "-";
     if (r.member_s >= 0) snprintf(since, sizeof since, "%.0f s", r.member_s);
-    std::printf("%-8ld %-16s %-12s %-12s %7d  %s\n", r.pid, r.program.c_str(),
+    char plan[32] = "-";
+    if (r.pools > 0) snprintf(plan, sizeof plan, "%dx%d", r.pools, r.intra);
+    const char* over = r.oversubscribed < 0 ? "-" : r.oversubscribed ? "yes" : "no";
+    std::printf("%-8ld %-16s %-12s %-12s %-7s %-8s %7d  %s\n", r.pid, r.program.c_str(),
                 pw::topo::cpulist_format(r.cores).c_str(),
-                pw::topo::cpulist_format(r.share).c_str(), r.threads, since);
+                pw::topo::cpulist_format(r.share).c_str(), plan, over, r.threads, since);
   }
 }
 
@@ -113,6 +128,16 @@ std::string to_json(const std::string& dir, const std::vector<Row>& rows) {
     w.key("program").value(r.program);
     w.key("cores").ints(r.cores);
     w.key("share").ints(r.share);
+    w.key("plan");
+    if (r.pools > 0)
+      w.begin_object().key("pools").value(r.pools).key("intra").value(r.intra).end_object();
+    else
+      w.null();
+    w.key("oversubscribed");
+    if (r.oversubscribed >= 0)
+      w.value(r.oversubscribed == 1);
+    else
+      w.null();
     w.key("threads").value(r.threads);
     w.key("member_s").value_or_null(r.member_s >= 0, r.member_s);
     w.end_object();

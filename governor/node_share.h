@@ -24,6 +24,14 @@ struct NodeMember {
   long pid = 0;
   unsigned long long start = 0;  // process start time (clock ticks since boot): arrival order
   std::vector<NodeCore> cores;
+  // What `parwidth node` shows beside the division (not part of it): the
+  // member's plan in force and the monitor's last verdict (-1: no monitor,
+  // or an entry written before these were kept), and when it joined (Unix
+  // seconds, 0: unknown).
+  int pools = 0;
+  int intra = 0;
+  int oversubscribed = -1;
+  long long joined = 0;
 };
 
 struct NodeShare {

@@ -43,3 +43,29 @@ bool inside_parent_rank(bool parent_same_rank, const std::vector<int>& affinity,
 }
 
 }  // namespace pw::gov
+
+namespace pw::gov {
+
+ExecShare exec_share(bool confined, bool inside, bool same_process, bool launcher_rank,
+                     bool governed) {
+  ExecShare e;
+  if (!confined && !inside) return e;
+  if (launcher_rank) {
+    e.mask = ExecShare::Mask::kAffinity;
+    return e;
+  }
+  // The process's new image takes its share again from what it was given
+  // (the same launcher variables, the registry): carried over, the share
+  // would be divided twice, and a registry member could never grow back.
+  if (same_process && confined) {
+    e.mask = ExecShare::Mask::kAffinity;
+    return e;
+  }
+  // A child (a worker a launcher forked and exec'ed with a cleaned
+  // environment, a tool run through a shell) is part of this process's work.
+  e.mask = ExecShare::Mask::kShare;
+  e.mark = governed;
+  return e;
+}
+
+}  // namespace pw::gov

@@ -37,3 +37,32 @@ bool inside_parent_rank(bool parent_same_rank, const std::vector<int>& affinity,
                         const std::vector<int>& parent_affinity, const std::vector<int>& node);
 
 }  // namespace pw::gov
+
+namespace pw::gov {
+
+// What a program that this process execs starts inside. The CPU mask survives
+// execve by itself (the kernel keeps the calling thread's); what is lost is
+// why the mask is narrow, so the new program would take its share of the node
+// a second time. LD_PRELOAD is the user's (or the launcher's) choice: a
+// program exec'ed without it is not governed, and nothing is added for it.
+struct ExecShare {
+  enum class Mask {
+    kAsIs,      // leave the calling thread's mask
+    kShare,     // the share: the calling thread may be a pinned pool thread
+    kAffinity,  // the affinity the process was given, before its share
+  };
+  Mask mask = Mask::kAsIs;
+  bool mark = false;  // name the share in the program's environment
+};
+
+// confined: this process narrowed itself to its share (a launcher rank, a node
+// registry member, a quota). inside: it lives inside another process's share
+// (forked or exec'ed by one). same_process: the exec replaces this process's
+// own image (not a child's after fork or vfork). launcher_rank: the program's
+// environment names a launcher rank that ours does not (a launcher starting
+// its ranks: they divide the node themselves). governed: its environment
+// preloads parwidth.
+ExecShare exec_share(bool confined, bool inside, bool same_process, bool launcher_rank,
+                     bool governed);
+
+}  // namespace pw::gov

@@ -25,6 +25,11 @@ struct RealSlot {
 // Binds every slot in bind_list.h (idempotent, thread-safe; cheap after the first call).
 void bind_all();
 
+// Binds the exec family's originals now (hooks/exec.cpp): their hooks run in
+// vfork children, where binding on first use would enter the dynamic loader
+// in memory shared with the parent.
+void bind_exec();
+
 // The original of `slot` as the caller at `caller_pc` would have reached it.
 // nullptr only if no loaded object defines it.
 void* real_for_caller(RealSlot* slot, const void* caller_pc);

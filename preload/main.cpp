@@ -18,7 +18,10 @@ void fork_child() {
 __attribute__((constructor)) void parwidth_load() {
   try {
     pw::rt::on_load();
-    if (pw::rt::selected()) pthread_atfork(fork_prepare, fork_parent, fork_child);
+    if (pw::rt::selected()) {
+      pthread_atfork(fork_prepare, fork_parent, fork_child);
+      pw::hooks::bind_exec();
+    }
   } catch (...) {
     // Out of memory while reading options: stay out of the way.
   }

@@ -211,6 +211,11 @@ bool monitor_running() {
          info.running;
 }
 
+int monitor_oversubscribed_now() {
+  if (!g || !g->started) return -1;
+  return g->detector.oversubscribed() ? 1 : 0;
+}
+
 std::string monitor_json() {
   if (!g || !g->started) return "";
   const gov::OversubSummary sum = g->detector.summary();

@@ -39,5 +39,8 @@ bool monitor_running();
 // returned.
 bool monitor_papi(std::string* why);
 std::string monitor_json();  // the report's "monitor" object, or "" if never started
+// The detector's verdict after the last sample judged: 1 oversubscribed, 0 not, -1 not
+// running. Read on the sampler thread (Hooks::tick).
+int monitor_oversubscribed_now();
 
 }  // namespace pw::monitor

@@ -134,20 +134,69 @@ bool proc_start_time(long pid, unsigned long long* out) {
 }
 
 std::string entry_format(const gov::NodeMember& m) {
-  std::string s = "parwidth-node 1 " + std::to_string(m.pid) + " " + std::to_string(m.start) + " ";
+  std::string s = "parwidth-node 2 " + std::to_string(m.pid) + " " + std::to_string(m.start) + " ";
   for (size_t i = 0; i < m.cores.size(); ++i) {
     if (i) s += ',';
     s += std::to_string(m.cores[i].socket) + ":" + std::to_string(m.cores[i].cpu);
   }
+  s += " plan=" + std::to_string(m.pools) + "x" + std::to_string(m.intra) +
+       " oversubscribed=" + std::to_string(m.oversubscribed) +
+       " joined=" + std::to_string(m.joined);
   s += '\n';
   return s;
 }
 
+namespace {
+
+// Version 2's "key=value" fields after the cores; unknown keys are skipped
+// (a later version may add some), malformed ones reject the entry.
+bool fields_parse(const char* p, gov::NodeMember* m) {
+  while (*p == ' ') {
+    ++p;
+    const char* eq = strchr(p, '=');
+    if (!eq) return false;
+    const std::string key(p, static_cast<size_t>(eq - p));
+    p = eq + 1;
+    char* end = nullptr;
+    errno = 0;
+    if (key == "plan") {
+      const long pools = strtol(p, &end, 10);
+      if (end == p || *end != 'x' || pools < 0 || pools > 1 << 20) return false;
+      p = end + 1;
+      const long intra = strtol(p, &end, 10);
+      if (end == p || intra < 0 || intra > 1 << 20) return false;
+      m->pools = static_cast<int>(pools);
+      m->intra = static_cast<int>(intra);
+    } else if (key == "oversubscribed") {
+      const long v = strtol(p, &end, 10);
+      if (end == p || v < -1 || v > 1) return false;
+      m->oversubscribed = static_cast<int>(v);
+    } else if (key == "joined") {
+      const long long v = strtoll(p, &end, 10);
+      if (end == p || v < 0 || errno) return false;
+      m->joined = v;
+    } else {
+      end = const_cast<char*>(p);
+      while (*end && *end != ' ' && *end != '\n') ++end;
+    }
+    p = end;
+  }
+  return *p == '\0' || *p == '\n';
+}
+
+}  // namespace
+
 bool entry_parse(const std::string& text, gov::NodeMember* out) {
   const char* p = text.c_str();
-  static const char kMagic[] = "parwidth-node 1 ";
-  if (strncmp(p, kMagic, sizeof kMagic - 1) != 0) return false;
-  p += sizeof kMagic - 1;
+  // Version 1 (pid, start, cores) is still read: a process of an older
+  // parwidth may share the node.
+  static const char kV1[] = "parwidth-node 1 ";
+  static const char kV2[] = "parwidth-node 2 ";
+  int version = 0;
+  if (strncmp(p, kV1, sizeof kV1 - 1) == 0) version = 1;
+  if (strncmp(p, kV2, sizeof kV2 - 1) == 0) version = 2;
+  if (!version) return false;
+  p += sizeof kV1 - 1;
   gov::NodeMember m;
   char* end = nullptr;
   errno = 0;
@@ -157,7 +206,7 @@ bool entry_parse(const std::string& text, gov::NodeMember* out) {
   m.start = strtoull(p, &end, 10);
   if (end == p || *end != ' ' || errno) return false;
   p = end + 1;
-  while (*p && *p != '\n') {
+  while (*p && *p != '\n' && *p != ' ') {
     gov::NodeCore c;
     long s = strtol(p, &end, 10);
     if (end == p || *end != ':' || s < 0 || s > 1 << 20) return false;
@@ -170,10 +219,12 @@ bool entry_parse(const std::string& text, gov::NodeMember* out) {
     p = end;
     if (*p == ',')
       ++p;
-    else if (*p && *p != '\n')
+    else if (*p && *p != '\n' && !(version == 2 && *p == ' '))
       return false;
   }
   if (m.cores.empty()) return false;
+  if (version == 2 && !fields_parse(p, &m)) return false;
+  if (version == 1 && *p == ' ') return false;
   *out = std::move(m);
   return true;
 }
@@ -319,7 +370,11 @@ bool Registry::scan(ScanResult* out) {
         continue;
       }
       if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
-        stale = true;  // nobody holds it: the owner died or exec'ed
+        // Nobody holds it: the owner died or exec'ed — unless the owner
+        // rewrote its entry (a new plan) and the name is a new file now.
+        struct stat now;
+        stale = fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == st.st_ino &&
+                now.st_dev == st.st_dev;
       } else if (errno == EWOULDBLOCK) {
         if (read_fd(fd, &text, kMaxEntry) && entry_parse(text, &m) && m.pid == pid &&
             m.start == start)

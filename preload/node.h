@@ -39,7 +39,9 @@ std::vector<std::string> candidate_dirs(const std::string& dir_opt);
 // Field 22 of /proc/<pid>/stat (clock ticks since boot); false if unreadable.
 bool proc_start_time(long pid, unsigned long long* out);
 
-// One line: "parwidth-node 1 <pid> <start> <socket>:<cpu>,<socket>:<cpu>,...".
+// One line: "parwidth-node 2 <pid> <start> <socket>:<cpu>,<socket>:<cpu>,...
+// plan=<pools>x<intra> oversubscribed=<-1|0|1> joined=<unix seconds>". Version 1
+// (without the fields) is still read.
 std::string entry_format(const gov::NodeMember& m);
 bool entry_parse(const std::string& text, gov::NodeMember* out);
 
@@ -54,7 +56,8 @@ class Registry {
  public:
   // Creates (0700) and checks the directory. false with *err when unusable.
   bool open(const std::string& dir, std::string* err);
-  // Publishes this process (self.pid must be getpid()). false with *err.
+  // Publishes this process (self.pid must be getpid()), or rewrites its entry
+  // (a new plan, a new verdict). false with *err.
   bool publish(const gov::NodeMember& self, std::string* err);
   // Lists live members and reclaims stale entries. false when the directory
   // cannot be read (then *out is untouched).
@@ -66,6 +69,7 @@ class Registry {
   void forget_after_fork();
 
   bool published() const { return published_; }
+  const gov::NodeMember& self() const { return self_; }
   const std::string& dir() const { return dir_; }
 
  private:

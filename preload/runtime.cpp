@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/auxv.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -71,12 +72,52 @@ struct Runtime {
   std::atomic<bool> launcher{false};  // it spawned ranks that a launcher describes
   std::vector<int> node_cpus;
   int node_changes = 0;
-  bool omp_capping = false;  // the team cap is ours (not the user's OMP_NUM_THREADS)
+  uint64_t node_refresh_ns = 0;  // when our entry was last rewritten (monitor time)
+  bool omp_capping = false;      // the team cap is ours (not the user's OMP_NUM_THREADS)
 };
 
 Runtime* g = nullptr;
 HookEntries g_hooks{};  // registered by hooks/ at load
 alignas(Runtime) unsigned char g_storage[sizeof(Runtime)];
+
+// A CPU set that an exec hook reads without a lock (possibly in a vfork
+// child) while the monitor thread rewrites it at a re-division: a torn read
+// hands one exec a mix of two shares, never memory that is gone.
+struct CpuBits {
+  static constexpr int kWords = CPU_SETSIZE / 64;
+  std::atomic<uint64_t> w[kWords] = {};
+  void store(const std::vector<int>& cpus) {
+    uint64_t v[kWords] = {};
+    for (int c : cpus)
+      if (c >= 0 && c < CPU_SETSIZE) v[c / 64] |= uint64_t{1} << (c % 64);
+    for (int i = 0; i < kWords; ++i) w[i].store(v[i], std::memory_order_relaxed);
+  }
+  void clear() {
+    for (auto& x : w) x.store(0, std::memory_order_relaxed);
+  }
+  bool load(cpu_set_t* out) const {
+    CPU_ZERO(out);
+    bool any = false;
+    for (int i = 0; i < kWords; ++i) {
+      const uint64_t v = w[i].load(std::memory_order_relaxed);
+      for (int b = 0; b < 64; ++b)
+        if (v >> b & 1) {
+          CPU_SET(i * 64 + b, out);
+          any = true;
+        }
+    }
+    return any;
+  }
+};
+
+// What programs exec'ed by this process start inside (gov::exec_share).
+struct ExecState {
+  std::atomic<bool> confined{false};  // narrowed to its share by us
+  std::atomic<bool> inside{false};    // inside another process's share
+  CpuBits share;                      // the share (confined or inside)
+  CpuBits affinity;                   // the affinity the process was given
+};
+ExecState g_exec;
 
 thread_local int t_pool __attribute__((tls_model("initial-exec"))) = -1;
 
@@ -181,6 +222,18 @@ int process_confine(Runtime& r, const std::vector<int>& mask) {
   return moved;
 }
 
+// Publishes the process's mask for the exec hooks.
+void exec_state_update(Runtime& r) {
+  if (!r.process_mask.empty()) {
+    g_exec.affinity.store(r.process_cpus);
+    g_exec.share.store(r.process_mask);
+    g_exec.confined.store(true, std::memory_order_release);
+  } else {
+    g_exec.confined.store(false, std::memory_order_release);
+    if (!g_exec.inside.load(std::memory_order_relaxed)) g_exec.share.clear();
+  }
+}
+
 // Whether the process is confined, in the report's words.
 void process_note(Runtime& r, int moved) {
   if (r.process_mask.empty()) {
@@ -256,6 +309,7 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation) {
   if (process_confines(r)) {
     const bool was = !r.process_mask.empty();
     const int confined = process_confine(r, gov::process_mask(r.process_cpus, b.cpus));
+    exec_state_update(r);
     if (confined > 0 || was != !r.process_mask.empty()) process_note(r, confined);
   }
   if (r.omp_capping) set_omp_cap(p.threads);
@@ -273,6 +327,27 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation) {
                                       : std::string("OpenMP not capped")));
 }
 
+// Rewrites our entry when what `parwidth node` shows of us changed: the plan
+// in force, the monitor's verdict (on the sampler thread, or before it runs).
+void node_entry_refresh(Runtime& r, uint64_t t_ns) {
+  if (!r.node.published()) return;
+  gov::NodeMember self = r.node.self();
+  const gov::Plan& p = r.registry.plan();
+  const int pools = static_cast<int>(p.core_sets.size());
+  const int verdict = monitor::monitor_oversubscribed_now();
+  const bool plan_same = self.pools == pools && self.intra == p.threads;
+  if (plan_same && self.oversubscribed == verdict) return;
+  // A verdict that flips sample by sample on a loaded machine is rewritten
+  // at most once a second: each rewrite is a file the others must re-read.
+  if (plan_same && r.node_refresh_ns && t_ns - r.node_refresh_ns < 1000000000ull) return;
+  r.node_refresh_ns = t_ns;
+  self.pools = pools;
+  self.intra = p.threads;
+  self.oversubscribed = verdict;
+  std::string err;
+  r.node.publish(self, &err);  // failing, the entry in place stays right about the cores
+}
+
 // Publishes this process in the registry and takes its share.
 bool node_publish(Runtime& r, bool at_activation) {
   std::string err;
@@ -280,6 +355,8 @@ bool node_publish(Runtime& r, bool at_activation) {
   self.pid = getpid();
   node::proc_start_time(self.pid, &self.start);
   self.cores = node_cores_of(r.full_budget);
+  self.joined = static_cast<long long>(time(nullptr));
+  self.oversubscribed = monitor::monitor_oversubscribed_now();
   if (!r.node.publish(self, &err)) {
     warn_once("node", "node registry: " + err +
                           "; this process's share of the node is not "
@@ -288,6 +365,7 @@ bool node_publish(Runtime& r, bool at_activation) {
   }
   node::ScanResult s;
   if (r.node.scan(&s)) node_apply(r, gov::node_share(s.members, s.self), at_activation);
+  node_entry_refresh(r, 0);
   return true;
 }
 
@@ -365,6 +443,7 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
     }
     node::ScanResult s;
     if (was && r->node.scan(&s)) node_apply(*r, gov::node_share(s.members, s.self), false);
+    if (was) node_entry_refresh(*r, t_ns);
   } catch (...) {
   }
 }
@@ -399,8 +478,14 @@ void activate() {
     node_join(r);
   // The whole process inside its share (before the monitor starts: it inherits it).
   r.process_mask.clear();
-  if (process_confines(r))
+  if (process_confines(r)) {
     process_note(r, process_confine(r, gov::process_mask(r.process_cpus, r.planned.budget.cpus)));
+    exec_state_update(r);
+  }
+  if (g_exec.inside.load(std::memory_order_relaxed) && !r.forked_child)
+    note_framework("process", "affinity", topo::cpulist_format(r.process_cpus), false,
+                   std::string("inside its parent's share (") + kInsideShareVar +
+                       "): planned inside it, not divided again, no node registry");
   gov::PinMode pin = r.opt.pin == opt::Pin::kNone   ? gov::PinMode::kNone
                      : r.opt.pin == opt::Pin::kPool ? gov::PinMode::kPool
                                                     : gov::PinMode::kCore;
@@ -683,6 +768,71 @@ std::vector<int> spawn_cpus(char* const envp[]) {
   return r.process_mask.empty() ? r.process_cpus : r.process_mask;
 }
 
+namespace {
+
+// "a-b,c" into buf (no allocation); false when it does not fit.
+bool cpus_format(const cpu_set_t& set, char* buf, size_t len) {
+  size_t at = 0;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    int hi = c;
+    while (hi + 1 < CPU_SETSIZE && CPU_ISSET(hi + 1, &set)) ++hi;
+    const int n = hi > c ? snprintf(buf + at, len - at, "%s%d-%d", at ? "," : "", c, hi)
+                         : snprintf(buf + at, len - at, "%s%d", at ? "," : "", c);
+    if (n < 0 || static_cast<size_t>(n) >= len - at) return false;
+    at += static_cast<size_t>(n);
+    c = hi;
+  }
+  return at > 0;
+}
+
+// The value of `name` in envp, or nullptr.
+const char* env_in(char* const envp[], const char* name) {
+  const size_t n = strlen(name);
+  for (char* const* e = envp; e && *e; ++e)
+    if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
+  return nullptr;
+}
+
+}  // namespace
+
+bool exec_prepare(char* const envp[], ExecPrep* out) noexcept {
+  out->set_mask = false;
+  out->entry[0] = '\0';
+  if (!g || g->state.load(std::memory_order_acquire) == kUnselected) return false;
+  const bool confined = g_exec.confined.load(std::memory_order_acquire);
+  const bool inside = g_exec.inside.load(std::memory_order_acquire);
+  if (!confined && !inside) return false;
+  // A launcher's rank: its environment names a local rank that ours does not.
+  static const char* const kRanks[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                       "MPI_LOCALRANKID", "SLURM_LOCALID"};
+  bool rank = false;
+  for (const char* name : kRanks) {
+    const char* theirs = env_in(envp, name);
+    const char* mine = getenv(name);
+    if (theirs && (!mine || strcmp(mine, theirs) != 0)) rank = true;
+  }
+  const char* preload = env_in(envp, "LD_PRELOAD");
+  const bool governed = preload && strstr(preload, "parwidth");
+  const bool same = g->pid.load(std::memory_order_relaxed) == getpid();
+  const gov::ExecShare d = gov::exec_share(confined, inside, same, rank, governed);
+  if (d.mask == gov::ExecShare::Mask::kShare) out->set_mask = g_exec.share.load(&out->mask);
+  if (d.mask == gov::ExecShare::Mask::kAffinity) out->set_mask = g_exec.affinity.load(&out->mask);
+  if (d.mark) {
+    cpu_set_t share;
+    const size_t n = sizeof kInsideShareVar - 1;
+    memcpy(out->entry, kInsideShareVar, n);
+    out->entry[n] = '=';
+    if (!g_exec.share.load(&share) ||
+        !cpus_format(share, out->entry + n + 1, sizeof out->entry - n - 1))
+      out->entry[0] = '\0';
+    // Already said (the environment came down from the process that confined us).
+    const char* have = env_in(envp, kInsideShareVar);
+    if (out->entry[0] && have && strcmp(have, out->entry + n + 1) == 0) out->entry[0] = '\0';
+  }
+  return out->set_mask || out->entry[0];
+}
+
 pid_t own_pid() {
   return g ? g->pid.load(std::memory_order_relaxed) : 0;
 }
@@ -731,6 +881,24 @@ void on_load() {
   if (const char* omp = getenv("OMP_NUM_THREADS")) {
     r.omp_env_explicit = true;
     r.omp_env_value = omp;
+  }
+  // A program exec'ed inside a confined process's share (hooks/exec.cpp)
+  // whose affinity is still that share: planned inside it, as a forked child is.
+  if (const char* inside = getenv(kInsideShareVar)) {
+    std::vector<int> share, affinity;
+    std::string why;
+    if (topo::cpulist_parse(inside, &share, &why) == topo::Status::kOk &&
+        topo::affinity_read(&affinity, &why, getpid()) == topo::Status::kOk) {
+      std::sort(share.begin(), share.end());
+      std::sort(affinity.begin(), affinity.end());
+      if (!share.empty() && share == affinity) {
+        r.opt.local_rank = 0;
+        r.opt.local_size = 1;
+        g_exec.share.store(share);
+        g_exec.affinity.store(affinity);
+        g_exec.inside.store(true, std::memory_order_release);
+      }
+    }
   }
   r.state.store(kInactive, std::memory_order_release);
   python_startup_hook(r);
@@ -818,7 +986,9 @@ void on_fork_child() {
   if (!r.process_mask.empty()) {
     r.opt.local_rank = 0;
     r.opt.local_size = 1;
+    g_exec.inside.store(true, std::memory_order_release);  // the share bits are the parent's
   }
+  g_exec.confined.store(false, std::memory_order_release);
   r.process_mask.clear();
   t_pool = -1;
   r.frameworks.clear();

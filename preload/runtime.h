@@ -3,6 +3,7 @@
 // it without locks afterwards.
 #pragma once
 
+#include <sched.h>
 #include <sys/types.h>
 
 #include <string>
@@ -105,6 +106,21 @@ struct HookEntries {
   monitor::ThreadCreateFn (*thread_create)();  // the real pthread_create, for the monitor
 };
 void hooks_register(const HookEntries& entries);
+
+// The environment variable that tells a program exec'ed by a confined process
+// (or by one of its children) that its affinity is that process's share: it
+// plans inside it and does not take a share of the node again.
+constexpr char kInsideShareVar[] = "PARWIDTH_INSIDE_SHARE";
+
+// What an exec hands the new program (gov::exec_share decides): the calling
+// thread's mask for it, and an environment entry naming the share. No
+// allocation, no lock, no exception: it runs in vfork children too.
+struct ExecPrep {
+  bool set_mask = false;
+  cpu_set_t mask;
+  char entry[3072];  // "PARWIDTH_INSIDE_SHARE=<cpulist>", or empty
+};
+bool exec_prepare(char* const envp[], ExecPrep* out) noexcept;
 
 // Lifecycle (preload/main.cpp).
 void on_load();

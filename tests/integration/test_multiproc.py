@@ -248,16 +248,31 @@ def test_idle_member_gives_its_share_back_and_rejoins(toggle, tmp_path):
     try:
         poll(shared, what="A and B to share the node")
         # `parwidth node` lists both, with the shares they computed themselves.
-        out = subprocess.run([str(BIN / "parwidth"), "node", "--json", "--dir", str(reg)],
-                             capture_output=True, text=True, timeout=30)
-        assert out.returncode == 0, out.stderr
-        listed = {m["pid"]: m for m in json.loads(out.stdout)["members"]}
-        assert set(listed) == {a.pid, b.pid}
-        assert not set(listed[a.pid]["share"]) & set(listed[b.pid]["share"])
-        assert listed[a.pid]["threads"] >= 3 and listed[a.pid]["program"] == "toggle"
+        def listed():
+            out = subprocess.run([str(BIN / "parwidth"), "node", "--json", "--dir", str(reg)],
+                                 capture_output=True, text=True, timeout=30)
+            assert out.returncode == 0, out.stderr
+            return {m["pid"]: m for m in json.loads(out.stdout)["members"]}
+
+        # Each member's entry follows its plan in force: one pool (no graph) as wide as its
+        # share, once it has re-planned for the share (a sample or so after joining).
+        def planned():
+            m = listed()
+            return m if set(m) == {a.pid, b.pid} and all(
+                x["plan"] == {"pools": 1, "intra": len(x["share"])} for x in m.values()) else None
+
+        members = poll(planned, what="both members' entries to show the plan for their share")
+        assert not set(members[a.pid]["share"]) & set(members[b.pid]["share"])
+        assert members[a.pid]["threads"] >= 3 and members[a.pid]["program"] == "toggle"
+        # The monitor runs in both: a verdict, not "unknown".
+        assert all(isinstance(x["oversubscribed"], bool) for x in members.values()), members
         table = subprocess.run([str(BIN / "parwidth"), "node", "--dir", str(reg)],
                                capture_output=True, text=True, timeout=30).stdout
         assert f"{a.pid} " in table and f"{b.pid} " in table and "SHARE" in table
+        header = next(line for line in table.splitlines() if line.startswith("PID"))
+        assert "PLAN" in header and "OVERSUB" in header
+        row = next(line for line in table.splitlines() if line.startswith(f"{a.pid} "))
+        assert f" 1x{len(members[a.pid]['share'])} " in row, row
         a.stdin.write("idle\n")
         a.stdin.flush()
         poll(lambda: [f.split(".")[0] for f in os.listdir(reg)] == [str(b.pid)]
@@ -720,3 +735,124 @@ def test_child_of_a_rank_keeps_the_ranks_share(tmp_path, rank):
     assert f"{mine}]" == str(share)  # the rank's os.sched_getaffinity(0): its share
     assert f"[{childs}" == str(share)  # the child's, inherited
     assert child["budget"]["cpus"] == share and child["budget"]["local_size"] == 1
+
+
+# ---------------------------------------------------------------- exec
+
+# A registry member that, once it lives in its share, runs a busy worker the way
+# a fork+exec launcher does: subprocess with an environment built from scratch
+# (the preload kept, nothing else of ours). The worker must stay inside the
+# member's share and not take a share of the node beside its own parent.
+EXEC_LAUNCHER = r"""
+import json, os, subprocess, sys, threading, time
+full = set(map(int, sys.argv[2].split(",")))
+stop = threading.Event()
+def spin():
+    while not stop.is_set():
+        sum(range(2000))
+threads = [threading.Thread(target=spin) for _ in range(2)]
+for t in threads:
+    t.start()
+deadline = time.time() + 30
+while set(os.sched_getaffinity(0)) == full and time.time() < deadline:
+    time.sleep(0.02)
+share = sorted(os.sched_getaffinity(0))
+worker = ("import os, threading, time\n"
+          "end = time.time() + 1.0\n"
+          "def spin():\n"
+          "    while time.time() < end: sum(range(2000))\n"
+          "ts = [threading.Thread(target=spin) for _ in range(2)]\n"
+          "[t.start() for t in ts]; [t.join() for t in ts]\n"
+          "print(sorted(os.sched_getaffinity(0)))\n")
+env = {"PATH": os.environ["PATH"], "LD_PRELOAD": os.environ["LD_PRELOAD"],
+       "PARWIDTH_REPORT": sys.argv[1] + "/worker.json",
+       "PARWIDTH_NODE_DIR": os.environ["PARWIDTH_NODE_DIR"], "PARWIDTH_MONITOR_MS": "50",
+       "PARWIDTH_NODE_IDLE_MS": "300"}
+out = subprocess.run([sys.executable, "-c", worker], env=env, capture_output=True, text=True,
+                     check=True).stdout.strip()
+stop.set()
+for t in threads:
+    t.join()
+print(json.dumps({"share": share, "worker": json.loads(out)}))
+"""
+
+
+@needs_two_cpus
+def test_worker_execd_with_a_cleaned_environment_stays_in_its_parents_share(spin, tmp_path):
+    reg = tmp_path / "reg"
+    script = tmp_path / "launcher.py"
+    script.write_text(EXEC_LAUNCHER)
+    b = start_spin(spin, reg, tmp_path / "b.json", n=2)
+    try:
+        env = clean_env(LD_PRELOAD=LIB, PARWIDTH_NODE_DIR=reg, PARWIDTH_MONITOR_MS=50,
+                        PARWIDTH_REPORT=tmp_path / "a.json")
+        p = subprocess.run([sys.executable, str(script), str(tmp_path),
+                            ",".join(map(str, sorted(FULL)))],
+                           env=env, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr[-3000:]
+    finally:
+        finish(b)
+    seen = json.loads(p.stdout)
+    assert len(seen["share"]) < len(FULL), seen  # the launcher was confined beside B
+    assert seen["worker"] == seen["share"]  # the worker's os.sched_getaffinity(0)
+    w = load(tmp_path / "worker.json")
+    assert w["budget"]["cpus"] == seen["share"] and w["budget"]["local_size"] == 1
+    # It planned inside its parent's share and never took one of its own.
+    assert not [f for f in w["frameworks"] if f["name"] == "membership"], w["frameworks"]
+    assert any("inside its parent's share" in f["why"] for f in w["frameworks"]), w["frameworks"]
+    for t in w["threads"]:
+        assert t["cpu"] is None or t["cpu"] in seen["share"]
+
+
+# A registry member that replaces its own image (os.execv) once it is confined.
+# The new image must plan from the affinity the process was given, not from its
+# share: once the other member leaves, it grows back to every core.
+SELF_EXEC = r"""
+import os, sys, threading, time
+full = set(map(int, sys.argv[1].split(",")))
+stop = threading.Event()
+def spin():
+    while not stop.is_set():
+        sum(range(2000))
+threads = [threading.Thread(target=spin) for _ in range(2)]
+for t in threads:
+    t.start()
+def wait(cond):
+    deadline = time.time() + 30
+    while not cond() and time.time() < deadline:
+        time.sleep(0.02)
+    return sorted(os.sched_getaffinity(0))
+if len(sys.argv) == 2:                        # first image: confined beside the other member
+    print("first", wait(lambda: set(os.sched_getaffinity(0)) != full), flush=True)
+    os.execv(sys.executable, [sys.executable, sys.argv[0], sys.argv[1], "second"])
+print("second", wait(lambda: set(os.sched_getaffinity(0)) != full), flush=True)
+sys.stdin.readline()                          # the other member has gone
+print("alone", wait(lambda: set(os.sched_getaffinity(0)) == full), flush=True)
+stop.set()
+"""
+
+
+@needs_two_cpus
+def test_process_that_execs_itself_plans_from_its_affinity(spin, tmp_path):
+    reg = tmp_path / "reg"
+    script = tmp_path / "self_exec.py"
+    script.write_text(SELF_EXEC)
+    b = start_spin(spin, reg, tmp_path / "b.json", n=2)
+    env = clean_env(LD_PRELOAD=LIB, PARWIDTH_NODE_DIR=reg, PARWIDTH_MONITOR_MS=50,
+                    PARWIDTH_REPORT=tmp_path / "a.json")
+    a = subprocess.Popen([sys.executable, str(script), ",".join(map(str, sorted(FULL)))],
+                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        first = a.stdout.readline().split(" ", 1)
+        second = a.stdout.readline().split(" ", 1)
+    finally:
+        finish(b)
+    a.stdin.write("go\n")
+    a.stdin.flush()
+    alone = a.stdout.readline().split(" ", 1)
+    a.stdin.close()
+    assert a.wait(timeout=60) == 0
+    assert first[0] == "first" and len(json.loads(first[1])) < len(FULL), first
+    assert second[0] == "second" and len(json.loads(second[1])) < len(FULL), second
+    assert alone[0] == "alone" and json.loads(alone[1]) == sorted(FULL), alone
+    assert os.listdir(reg) == []

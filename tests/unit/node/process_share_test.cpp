@@ -132,3 +132,36 @@ TEST(InsideParentRank, Table) {
 
 }  // namespace
 }  // namespace pw::gov
+
+namespace pw::gov {
+namespace {
+
+TEST(ExecShare, Table) {
+  using M = ExecShare::Mask;
+  struct Case {
+    bool confined, inside, same, rank, governed;
+    M mask;
+    bool mark;
+    const char* why;
+  };
+  const Case cases[] = {
+      {false, false, true, false, true, M::kAsIs, false, "whole affinity: nothing to carry"},
+      {false, false, false, true, true, M::kAsIs, false, "an unconfined launcher's ranks"},
+      {true, false, false, false, true, M::kShare, true, "a worker exec'ed by a confined rank"},
+      {true, false, false, false, false, M::kShare, false, "exec'ed without the preload"},
+      {true, false, false, true, true, M::kAffinity, false, "a confined launcher's own ranks"},
+      {true, false, true, false, true, M::kAffinity, false, "a rank that execs itself"},
+      {true, false, true, false, false, M::kAffinity, false, "execs itself, preload dropped"},
+      {false, true, false, false, true, M::kShare, true, "a grandchild: still the rank's work"},
+      {false, true, true, false, true, M::kShare, true, "a child that execs itself stays inside"},
+      {false, true, true, true, true, M::kAffinity, false, "a rank launched from inside"},
+  };
+  for (const Case& c : cases) {
+    const ExecShare e = exec_share(c.confined, c.inside, c.same, c.rank, c.governed);
+    EXPECT_EQ(e.mask, c.mask) << c.why;
+    EXPECT_EQ(e.mark, c.mark) << c.why;
+  }
+}
+
+}  // namespace
+}  // namespace pw::gov

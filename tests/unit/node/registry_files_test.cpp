@@ -87,10 +87,44 @@ TEST(NodeEntry, FormatParseRoundTrip) {
   ASSERT_EQ(back.cores.size(), 3u);
   EXPECT_EQ(back.cores[1].socket, 1);
   EXPECT_EQ(back.cores[2].cpu, 25);
+  EXPECT_EQ(back.pools, 0);
+  EXPECT_EQ(back.oversubscribed, -1);
   for (const char* bad :
-       {"", "parwidth-node 1 ", "parwidth-node 1 12 34 ", "parwidth-node 2 1 2 0:0",
-        "parwidth-node 1 1 2 0:x", "parwidth-node 1 -1 2 0:0", "parwidth-node 1 1 2 0:0;1:1"})
+       {"", "parwidth-node 1 ", "parwidth-node 1 12 34 ", "parwidth-node 3 1 2 0:0",
+        "parwidth-node 1 1 2 0:x", "parwidth-node 1 -1 2 0:0", "parwidth-node 1 1 2 0:0;1:1",
+        "parwidth-node 2 1 2 0:0 plan=2", "parwidth-node 2 1 2 0:0 oversubscribed=7",
+        "parwidth-node 2 1 2 0:0 joined", "parwidth-node 1 1 2 0:0 plan=1x2"})
     EXPECT_FALSE(entry_parse(bad, &back)) << bad;
+}
+
+// Version 2 keeps the plan, the monitor's verdict and the join time; version 1
+// entries (an older parwidth on the same node) still read, without them.
+TEST(NodeEntry, VersionTwoFieldsAndVersionOne) {
+  gov::NodeMember m{77, 5, {{0, 2}, {0, 3}}};
+  m.pools = 2;
+  m.intra = 3;
+  m.oversubscribed = 1;
+  m.joined = 1700000000;
+  gov::NodeMember back;
+  const std::string text = entry_format(m);
+  EXPECT_EQ(text.compare(0, 16, "parwidth-node 2 "), 0) << text;
+  ASSERT_TRUE(entry_parse(text, &back)) << text;
+  EXPECT_EQ(back.pid, 77);
+  ASSERT_EQ(back.cores.size(), 2u);
+  EXPECT_EQ(back.cores[1].cpu, 3);
+  EXPECT_EQ(back.pools, 2);
+  EXPECT_EQ(back.intra, 3);
+  EXPECT_EQ(back.oversubscribed, 1);
+  EXPECT_EQ(back.joined, 1700000000);
+  ASSERT_TRUE(entry_parse("parwidth-node 1 9 8 0:0,0:1\n", &back));
+  EXPECT_EQ(back.pid, 9);
+  EXPECT_EQ(back.cores.size(), 2u);
+  EXPECT_EQ(back.pools, 0);
+  EXPECT_EQ(back.oversubscribed, -1);
+  EXPECT_EQ(back.joined, 0);
+  // A later version's extra keys are skipped.
+  ASSERT_TRUE(entry_parse("parwidth-node 2 9 8 0:0 plan=1x1 future=abc oversubscribed=0\n", &back));
+  EXPECT_EQ(back.oversubscribed, 0);
 }
 
 TEST(NodeEntry, StartTimeOfThisProcess) {
