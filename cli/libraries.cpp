@@ -7,8 +7,8 @@
 namespace pw::cli {
 
 std::vector<OptionalLibrary> optional_libraries_probe() {
-  // The sonames are the ones topology/hwloc_backend.cpp, counters/papi.cpp and
-  // hooks/creator.cpp pass to dlopen; the packages are packaging/'s Recommends.
+  // The sonames are the ones topology/hwloc_backend.cpp and counters/papi.cpp
+  // pass to dlopen; the packages are packaging/'s Recommends.
   std::vector<OptionalLibrary> libs = {
       {"hwloc",
        "libhwloc.so.15",
@@ -20,12 +20,6 @@ std::vector<OptionalLibrary> optional_libraries_probe() {
        "libpapi.so.7.0",
        "libpapi7.0",
        "perf_event counters for the monitor with PARWIDTH_PAPI=on; without it, /proc only",
-       false,
-       {}},
-      {"libunwind",
-       "libunwind.so.8",
-       "libunwind8",
-       "names the library behind a std::thread in the report; without it, the wrapper's name",
        false,
        {}},
   };

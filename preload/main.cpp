@@ -17,6 +17,9 @@ void fork_child() {
 }
 
 __attribute__((constructor)) void parwidth_load() {
+  // Every original bound now, while the loader's lock is ours anyway: a hook
+  // never calls dlsym later.
+  pw::hooks::bind_all();
   try {
     pw::rt::on_load();
     if (pw::rt::selected()) pthread_atfork(fork_prepare, fork_parent, fork_child);

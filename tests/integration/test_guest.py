@@ -166,3 +166,37 @@ def test_squatted_registry_without_a_runtime_dir_warns_once(tmp_path):
     assert p.returncode == 0, p.stderr
     warnings = [line for line in p.stderr.splitlines() if "parwidth: warning" in line]
     assert len(warnings) == 1 and "registry" in warnings[0], p.stderr
+
+
+def test_a_constructor_waiting_for_its_thread_does_not_hang(tmp_path):
+    # The constructor holds the loader's lock; its thread starts a
+    # std::thread (the creator's stack walk used to dlopen libunwind) and a
+    # region of a libgomp only the plug-in reaches (the original used to be
+    # looked up with dlopen(RTLD_NOLOAD)): both waited for that lock.
+    lib = BIN.parent / "lib" / "libctor_thread_lib.so"
+    bare = subprocess.run([BIN / "ctor_thread", lib], env=clean_env(), capture_output=True,
+                          text=True, timeout=30)
+    assert bare.stdout == "done 2\n"
+    report = tmp_path / "r.json"
+    p = governed([BIN / "ctor_thread", lib], tmp_path, timeout=30, REPORT=report)
+    assert (p.returncode, p.stdout) == (0, "done 2\n"), p.stderr
+    creators = {t["creator"] for t in load(report)["threads"]}
+    assert any(c.startswith("std::thread (libstdc++") and c.endswith("libctor_thread_lib.so")
+               for c in creators), creators
+
+
+def test_a_plugin_loaded_after_another_closed_reaches_its_own_runtime(tmp_path):
+    # The per-caller cache of originals was keyed by the caller's link_map
+    # address, which the loader reuses after dlclose: the libgomp plug-in's
+    # omp_set_num_threads(3) went to the libomp plug-in's runtime, and its
+    # region ran with libgomp's default team.
+    a, b = (BIN.parent / "lib" / f"libpw_sum_{x}.so" for x in "ab")
+    if not a.exists():
+        pytest.skip("no clang: libpw_sum_a.so (LLVM libomp) not built")
+    p = governed([BIN / "dlclose_omp", a, b], tmp_path, timeout=30)
+    assert p.returncode == 0, p.stderr
+    rounds = [line.split() for line in p.stdout.splitlines()]
+    assert [r[0] for r in rounds] == ["A", "A", "A", "B"], p.stdout
+    for _, n, s in rounds:
+        assert int(s) == int(n) * (int(n) - 1) // 2, p.stdout
+    assert [r[1] for r in rounds] == ["3"] * 4, p.stdout
