@@ -168,6 +168,31 @@ def test_squatted_registry_without_a_runtime_dir_warns_once(tmp_path):
     assert len(warnings) == 1 and "registry" in warnings[0], p.stderr
 
 
+def run_to_end(cmd, tmp_path, timeout, **options):
+    """The process's exit status, or None when it had to be killed."""
+    try:
+        return governed(cmd, tmp_path, timeout=timeout, **options).returncode
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def test_exit_from_a_signal_handler_ends_the_process(tmp_path):
+    # _exit() from a handler that interrupted malloc or one of our locks:
+    # the report path used to run there and deadlock (10-13 hangs in 20).
+    assert subprocess.run([BIN / "sig_exit"], env=clean_env(), timeout=30).returncode == 3
+    statuses = [run_to_end([BIN / "sig_exit"], tmp_path, 15, REPORT=tmp_path / "r.json")
+                for _ in range(20)]
+    assert statuses == [3] * 20
+
+
+def test_exit_outside_a_handler_still_writes_the_report(tmp_path):
+    # What DataLoader workers do (os._exit): governed, reported.
+    report = tmp_path / "r.json"
+    p = governed([BIN / "sig_exit", "plain"], tmp_path, REPORT=report)
+    assert p.returncode == 5, p.stderr
+    assert load(report)["pid"] > 0
+
+
 def test_a_constructor_waiting_for_its_thread_does_not_hang(tmp_path):
     # The constructor holds the loader's lock; its thread starts a
     # std::thread (the creator's stack walk used to dlopen libunwind) and a
