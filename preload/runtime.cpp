@@ -715,6 +715,22 @@ void on_exit() {
   report::write_at_exit(in);
 }
 
+void single_threaded_begin() {
+  if (!selected() || own_pid() != getpid()) return;
+  try {
+    monitor::monitor_pause();
+  } catch (...) {
+  }
+}
+
+void single_threaded_end() {
+  if (!selected() || own_pid() != getpid()) return;
+  try {
+    monitor::monitor_resume();
+  } catch (...) {
+  }
+}
+
 void on_fork_prepare() {
   if (selected()) g->mu.lock();
 }

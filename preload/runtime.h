@@ -93,6 +93,11 @@ const std::vector<int>& process_cpus();
 // plans its own share. Empty when not active.
 std::vector<int> spawn_cpus(char* const envp[]);
 
+// Around a call that the kernel refuses in a multi-threaded process: our
+// monitor thread leaves for the duration (hooks/namespace.cpp).
+void single_threaded_begin();
+void single_threaded_end();
+
 // Lifecycle (preload/main.cpp).
 void on_load();
 void on_exit();

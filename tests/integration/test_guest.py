@@ -225,3 +225,16 @@ def test_a_plugin_loaded_after_another_closed_reaches_its_own_runtime(tmp_path):
     for _, n, s in rounds:
         assert int(s) == int(n) * (int(n) - 1) // 2, p.stdout
     assert [r[1] for r in rounds] == ["3"] * 4, p.stdout
+
+
+def test_unshare_of_the_user_namespace_works_as_bare(tmp_path):
+    # The kernel refuses unshare(CLONE_NEWUSER) in a multi-threaded process:
+    # the monitor thread steps out for the call.
+    bare = subprocess.run([BIN / "unshare_user"], env=clean_env(), capture_output=True,
+                          text=True, timeout=30)
+    if bare.stdout != "unshare 0\n":
+        pytest.skip(f"user namespaces unavailable here: {bare.stdout.strip()}")
+    report = tmp_path / "r.json"
+    p = governed([BIN / "unshare_user"], tmp_path, REPORT=report)
+    assert (p.returncode, p.stdout) == (0, "unshare 0\n"), p.stderr
+    assert load(report)["monitor"] is not None
