@@ -5,8 +5,11 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -456,18 +459,49 @@ const opt::Options& options() {
   return g->opt;
 }
 
-bool ensure_active() {
-  if (!g) return false;
-  int s = g->state.load(std::memory_order_acquire);
-  if (s == kActive) return true;
-  if (s != kInactive) return false;
-  if (!g->state.compare_exchange_strong(s, kActivating, std::memory_order_acq_rel)) return false;
+namespace {
+
+void activate_guarded() {
   try {
     activate();
   } catch (...) {
     g->state.store(kFailed, std::memory_order_release);
     log::warn("activation failed (out of memory?); running ungoverned");
   }
+}
+
+// Activation (the topology, hwloc, the plan) needs tens of KiB of stack, and
+// runs on whichever thread needs it first: a thread the host made with a
+// small stack (a fork child of such a thread) would overflow it. It runs on
+// a stack of its own instead. Only one activation runs at a time (the state's
+// compare-and-swap), so one context pair serves.
+void activate_on_own_stack() {
+  constexpr size_t kStack = size_t{2} << 20;
+  static ucontext_t caller, own;
+  void* stack = mmap(nullptr, kStack, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED || getcontext(&own) != 0) {
+    if (stack != MAP_FAILED) munmap(stack, kStack);
+    activate_guarded();
+    return;
+  }
+  own.uc_stack.ss_sp = stack;
+  own.uc_stack.ss_size = kStack;
+  own.uc_link = &caller;
+  makecontext(&own, activate_guarded, 0);
+  if (swapcontext(&caller, &own) != 0) activate_guarded();
+  munmap(stack, kStack);
+}
+
+}  // namespace
+
+bool ensure_active() {
+  if (!g) return false;
+  int s = g->state.load(std::memory_order_acquire);
+  if (s == kActive) return true;
+  if (s != kInactive) return false;
+  if (!g->state.compare_exchange_strong(s, kActivating, std::memory_order_acq_rel)) return false;
+  activate_on_own_stack();
   return g->state.load(std::memory_order_acquire) == kActive;
 }
 

@@ -238,3 +238,14 @@ def test_unshare_of_the_user_namespace_works_as_bare(tmp_path):
     p = governed([BIN / "unshare_user"], tmp_path, REPORT=report)
     assert (p.returncode, p.stdout) == (0, "unshare 0\n"), p.stderr
     assert load(report)["monitor"] is not None
+
+
+def test_fork_from_a_small_stack_thread_activates_safely_in_the_child(tmp_path):
+    # The child activates on its first thread, on the forking thread's
+    # 16 KiB stack: that used to overflow it (SIGSEGV in the topology reader).
+    prog = BIN / "small_stack_fork"
+    bare = subprocess.run([prog], env=clean_env(), capture_output=True, text=True, timeout=30)
+    assert bare.stdout == "child exit 0\n"
+    p = governed([prog], tmp_path, timeout=30, REPORT=tmp_path / "r.%p.json")
+    assert (p.returncode, p.stdout) == (0, "child exit 0\n"), p.stderr
+    assert len(list(tmp_path.glob("r.*.json"))) == 2
