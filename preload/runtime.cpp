@@ -75,6 +75,9 @@ struct Runtime {
   std::vector<int> node_cpus;
   int node_changes = 0;
   bool omp_capping = false;  // the team cap is ours (not the user's OMP_NUM_THREADS)
+  // Each governed thread's tid, under a key whose destructor retires its record.
+  pthread_key_t thread_key{};
+  bool thread_key_made = false;
 };
 
 Runtime* g = nullptr;
@@ -90,6 +93,15 @@ std::string base_name(const char* path) {
   if (!path) return "";
   const char* s = strrchr(path, '/');
   return s ? s + 1 : path;
+}
+
+// A governed thread exited: its record leaves the live ones.
+void thread_ended(void* tid) {
+  if (!g || g->pid.load(std::memory_order_relaxed) != getpid()) return;
+  try {
+    g->registry.retire(reinterpret_cast<long>(tid));
+  } catch (...) {
+  }
 }
 
 // ---- node registry ---------------------------------------------------------------------------
@@ -216,7 +228,7 @@ int repin_threads(Runtime& r, const gov::Plan& p) {
   std::vector<size_t> next(static_cast<size_t>(pools), 0);
   next[0] = 1;
   int moved = 0;
-  for (gov::ThreadRecord t : r.registry.snapshot()) {
+  for (gov::ThreadRecord t : r.registry.live()) {
     if (!t.pinned) continue;
     const int pool = t.pool >= 0 ? t.pool % pools : 0;
     const std::vector<int>& set = p.core_sets[static_cast<size_t>(pool)];
@@ -341,7 +353,7 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
     gov::MembershipInput in;
     in.t_ns = t_ns;
     in.busy_cpus = busy_cpus;
-    in.parallel = !r->registry.snapshot().empty();  // a pool thread exists
+    in.parallel = r->registry.any();  // a pool thread exists (or existed)
     in.launcher = r->launcher.load(std::memory_order_relaxed);
     gov::MembershipConfig c;
     c.idle_leave_ns = static_cast<uint64_t>(r->opt.node_idle_ms) * 1000000ull;
@@ -407,6 +419,7 @@ void activate() {
                      : r.opt.pin == opt::Pin::kPool ? gov::PinMode::kPool
                                                     : gov::PinMode::kCore;
   r.registry.reset(r.planned.plan, pin);
+  if (!r.thread_key_made) r.thread_key_made = pthread_key_create(&r.thread_key, thread_ended) == 0;
 
   // OpenMP: the team cap is the plan's threads per pool, unless the user set
   // OMP_NUM_THREADS (kept unless PARWIDTH_OVERRIDE=1).
@@ -522,6 +535,8 @@ gov::Assignment assign_thread(int creator_pool) {
 }
 void record_thread(const gov::ThreadRecord& r) {
   g->registry.record(r);
+  // Told when the thread exits (returns, pthread_exit, cancellation).
+  if (g->thread_key_made) pthread_setspecific(g->thread_key, reinterpret_cast<void*>(r.tid));
 }
 opt::Pin pin_mode() {
   return g->opt.pin;
@@ -733,6 +748,8 @@ void on_exit() {
   in.fail_reason = r.fail_reason;
   in.planned = s == kActive ? &r.planned : nullptr;
   in.threads = r.registry.snapshot();
+  in.threads_ended = r.registry.ended();
+  in.threads_unlisted = r.registry.ended_unlisted();
   in.omp_cap = r.omp_cap.load();
   in.forked_child = r.forked_child;
   in.monitor_json = monitor::monitor_json();

@@ -249,3 +249,18 @@ def test_fork_from_a_small_stack_thread_activates_safely_in_the_child(tmp_path):
     p = governed([prog], tmp_path, timeout=30, REPORT=tmp_path / "r.%p.json")
     assert (p.returncode, p.stdout) == (0, "child exit 0\n"), p.stderr
     assert len(list(tmp_path.glob("r.*.json"))) == 2
+
+
+def test_ended_threads_are_counted_not_kept(tmp_path):
+    # Every thread record used to be kept forever: +19 MB per 200k threads,
+    # a 14 MB report, and a dead thread's record found by a live thread that
+    # got its tid.
+    report = tmp_path / "r.json"
+    p = governed([BIN / "thread_churn", "20000"], tmp_path, timeout=120, REPORT=report)
+    assert (p.returncode, p.stdout) == (0, "done 20000\n"), p.stderr
+    r = load(report)
+    live = [t for t in r["threads"] if not t.get("ended")]
+    ended = [t for t in r["threads"] if t.get("ended")]
+    assert r["threads_ended"] >= 20000
+    assert len(ended) == 256 and r["threads_unlisted"] == r["threads_ended"] - 256
+    assert len(live) <= 2, live
