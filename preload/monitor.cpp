@@ -270,6 +270,8 @@ std::string monitor_json() {
     w.end_object();
   }
   w.key("period_ms").value(static_cast<long long>(info.period_ms));
+  // Threads' /proc files read over the run: idle threads are read rarely.
+  w.key("thread_reads").value(static_cast<long long>(info.thread_reads));
   w.key("omp_cap").value(sum.omp_cap);
   std::lock_guard<std::mutex> lock(g->mu);
   // Threads the program moved off their pool after we pinned them: left where it put them.
