@@ -43,7 +43,7 @@ struct ThreadStat {
   uint64_t wait_ns = 0;       // schedstat field 2: runnable but waiting on a run queue
   int cpu = -1;               // stat field 39: CPU it last ran on (-1 when not read)
   bool have_allowed = false;  // `allowed` is valid (detail reads only)
-  uint8_t idle = 0;           // reads in a row that found it unchanged (saturates at 5)
+  uint8_t idle = 0;           // reads in a row that found it unchanged (saturates at 2)
   bool carried = false;       // not read this time: run_ns/wait_ns carried over from `prev`
   cpu_set_t allowed;          // its affinity mask (first CPU_SETSIZE CPUs)
 };
@@ -52,7 +52,7 @@ struct ProcReadOptions {
   bool detail = true;  // also read cpu (stat) and the affinity mask; off = schedstat only
   pid_t skip_tid = 0;  // a thread to leave out (the sampler itself)
   // The previous read (sorted by tid), to skip idle threads: a thread found
-  // unchanged k reads in a row is read again only every 2^k-th call (k <= 5),
+  // unchanged once is read again every 8th call, twice or more every 64th,
   // its values carried over meanwhile, so the cost follows the threads that
   // run, not the threads that exist. nullptr = read every thread.
   const ThreadStat* prev = nullptr;

@@ -84,7 +84,13 @@ const ThreadStat* previous(const ProcReadOptions& opt, pid_t tid) {
   return lo < opt.n_prev && opt.prev[lo].tid == tid ? &opt.prev[lo] : nullptr;
 }
 
-constexpr uint8_t kMaxIdle = 5;  // an idle thread is read at least every 32nd call
+// After k unchanged reads a thread is read every 2^min(3k, 6)-th call: 8,
+// then 64 (an idle thread that wakes is caught sooner by the sampler's check
+// of CPU time the threads read do not account for).
+constexpr uint8_t kMaxIdle = 2;
+unsigned idle_interval(uint8_t idle) {
+  return 1u << (3u * idle < 6u ? 3u * idle : 6u);
+}
 
 }  // namespace
 
@@ -111,7 +117,7 @@ Status proc_read_threads(const ProcReadOptions& opt, ThreadStat* out, size_t cap
       if (got >= cap) continue;
       const ThreadStat* p = opt.prev ? previous(opt, static_cast<pid_t>(tid)) : nullptr;
       // Spread over calls by tid, so that idle threads do not all come due at once.
-      if (p && p->idle > 0 && !opt.read_all && (opt.round + tid) % (1u << p->idle) != 0) {
+      if (p && p->idle > 0 && !opt.read_all && (opt.round + tid) % idle_interval(p->idle) != 0) {
         out[got] = *p;
         out[got].carried = true;
         out[got].have_allowed = false;

@@ -268,8 +268,8 @@ def test_ended_threads_are_counted_not_kept(tmp_path):
 
 def test_monitor_reads_idle_threads_rarely(tmp_path):
     # The monitor read every thread's /proc files every sample: 2000 idle
-    # threads cost 10% of a core. Idle threads are now read every 32nd sample
-    # at most often; the CPU time they do not account for brings them back.
+    # threads cost 10% of a core. Idle threads are now read every 64th sample
+    # (every 8th at first); CPU time they do not account for brings them back.
     report = tmp_path / "r.json"
     p = governed([BIN / "idle_threads", "800", "2000"], tmp_path, timeout=120,
                  REPORT=report, MONITOR_MS=20)

@@ -135,8 +135,8 @@ TEST(Sampler, DetailSamplesCarryEveryThreadsCpuAndAffinity) {
   EXPECT_TRUE(m.per_thread_ok);
 }
 
-// Idle threads are read rarely (every 2^k-th sample after k unchanged
-// reads, at least every 32nd), busy ones every time: the monitor's cost
+// Idle threads are read rarely (every 8th sample after one unchanged read,
+// every 64th after two), busy ones every time: the monitor's cost
 // follows the threads that run (2000 idle threads cost 10% of a core).
 TEST(Sampler, IdleThreadsAreReadRarelyBusyOnesAlways) {
   IdleThreads idle(64);
