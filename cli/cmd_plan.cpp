@@ -142,7 +142,7 @@ void topo_usage(FILE* f) {
       "Prints the CPU budget (sockets, cores, CPUs) and where each limit came from:\n"
       "affinity, cgroup cpuset and cpu.max quota, PARWIDTH_CPUS, local rank share;\n"
       "and which of the optional libraries the preload loads when present (hwloc,\n"
-      "PAPI, libunwind) this machine has.\n",
+      "PAPI) this machine has.\n",
       f);
 }
 

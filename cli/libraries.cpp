@@ -10,9 +10,8 @@
 namespace pw::cli {
 
 std::vector<OptionalLibrary> optional_libraries_probe() {
-  // The sonames are the ones topology/ and counters/ dlopen, and the one
-  // hooks/creator.cpp passes to dlopen (cli/ does not include hooks/); the
-  // packages are packaging/'s Recommends.
+  // The sonames are the ones topology/ and counters/ dlopen; the packages
+  // are packaging/'s Recommends.
   std::vector<OptionalLibrary> libs = {
       {"hwloc",
        topo::kHwlocLibrary,
@@ -24,12 +23,6 @@ std::vector<OptionalLibrary> optional_libraries_probe() {
        counters::kPapiLibrary,
        "libpapi7.0",
        "perf_event counters for the monitor with PARWIDTH_PAPI=on; without it, /proc only",
-       false,
-       {}},
-      {"libunwind",
-       "libunwind.so.8",
-       "libunwind8",
-       "names the library behind a std::thread in the report; without it, the wrapper's name",
        false,
        {}},
   };

@@ -43,20 +43,31 @@ struct ThreadStat {
   uint64_t wait_ns = 0;       // schedstat field 2: runnable but waiting on a run queue
   int cpu = -1;               // stat field 39: CPU it last ran on (-1 when not read)
   bool have_allowed = false;  // `allowed` is valid (detail reads only)
+  uint8_t idle = 0;           // reads in a row that found it unchanged (saturates at 2)
+  bool carried = false;       // not read this time: run_ns/wait_ns carried over from `prev`
   cpu_set_t allowed;          // its affinity mask (first CPU_SETSIZE CPUs)
 };
 
 struct ProcReadOptions {
   bool detail = true;  // also read cpu (stat) and the affinity mask; off = schedstat only
   pid_t skip_tid = 0;  // a thread to leave out (the sampler itself)
+  // The previous read (sorted by tid), to skip idle threads: a thread found
+  // unchanged once is read again every 8th call, twice or more every 64th,
+  // its values carried over meanwhile, so the cost follows the threads that
+  // run, not the threads that exist. nullptr = read every thread.
+  const ThreadStat* prev = nullptr;
+  size_t n_prev = 0;
+  uint64_t round = 0;     // a counter that advances by one per call
+  bool read_all = false;  // read every thread this time (idle counts still kept)
 };
 
 // Reads every thread of this process into out[0..cap). *n = threads read, *total = threads
 // present (> *n when cap was too small). Uses open/read/getdents64 into stack buffers only: no
 // allocation, safe to call from any thread. Threads that exit mid-read are skipped.
+// *read (optional) = how many threads' files were actually read.
 // kUnsupported: /proc/self/task or schedstat missing (no CONFIG_SCHED_INFO).
 Status proc_read_threads(const ProcReadOptions& opt, ThreadStat* out, size_t cap, size_t* n,
-                         size_t* total);
+                         size_t* total, size_t* read = nullptr);
 
 // ---- PAPI backend: perf_event counters inherited by every later thread ----------------------
 
@@ -142,7 +153,8 @@ struct Sample {
                                    // out); have_* false when PAPI is not in use
   const ThreadStat* thread = nullptr;  // per-thread state now (valid during the callback only)
   size_t n_thread = 0;
-  bool detail = false;  // this sample has per-thread cpu + affinity
+  bool detail = false;      // this sample has per-thread cpu + affinity
+  size_t thread_reads = 0;  // threads whose /proc files were read (idle ones are skipped)
 };
 
 // Called on the sampler thread after each interval. Keep it short and non-blocking: the next
@@ -159,6 +171,7 @@ struct SamplerInfo {
   const char* counters = "";     // the PAPI events counted, space-separated ("" without PAPI)
   uint64_t papi_open_ns = 0;     // what opening PAPI cost start()'s caller (0 if not tried)
   int64_t sampler_tid = 0;       // 0 when not running
+  uint64_t thread_reads = 0;     // threads' /proc files read over all samples
 };
 
 class Sampler {
@@ -201,6 +214,7 @@ class Sampler {
   std::atomic<bool> ready_{false};
   std::atomic<bool> papi_used_{false};
   std::atomic<uint64_t> samples_{0};
+  std::atomic<uint64_t> thread_reads_{0};
   std::atomic<int64_t> tid_{0};
   ThreadStat* bufs_[2] = {nullptr, nullptr};
   Papi papi_;

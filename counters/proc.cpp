@@ -71,14 +71,35 @@ bool read_thread(int taskfd, pid_t tid, bool detail, ThreadStat* t) {
   return true;
 }
 
+// The previous read of tid, or nullptr.
+const ThreadStat* previous(const ProcReadOptions& opt, pid_t tid) {
+  size_t lo = 0, hi = opt.n_prev;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (opt.prev[mid].tid < tid)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < opt.n_prev && opt.prev[lo].tid == tid ? &opt.prev[lo] : nullptr;
+}
+
+// After k unchanged reads a thread is read every 2^min(3k, 6)-th call: 8,
+// then 64 (an idle thread that wakes is caught sooner by the sampler's check
+// of CPU time the threads read do not account for).
+constexpr uint8_t kMaxIdle = 2;
+unsigned idle_interval(uint8_t idle) {
+  return 1u << (3u * idle < 6u ? 3u * idle : 6u);
+}
+
 }  // namespace
 
 Status proc_read_threads(const ProcReadOptions& opt, ThreadStat* out, size_t cap, size_t* n,
-                         size_t* total) {
+                         size_t* total, size_t* read) {
   if ((!out && cap) || !n || !total) return Status::kError;
   int taskfd = fd_above_stdio(open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (taskfd < 0) return Status::kUnsupported;
-  size_t got = 0, seen = 0;
+  size_t got = 0, seen = 0, reads = 0;
   bool any_schedstat = false;
   alignas(8) char dents[8192];
   for (;;) {
@@ -94,7 +115,24 @@ Status proc_read_threads(const ProcReadOptions& opt, ThreadStat* out, size_t cap
       if (static_cast<pid_t>(tid) == opt.skip_tid) continue;
       ++seen;
       if (got >= cap) continue;
+      const ThreadStat* p = opt.prev ? previous(opt, static_cast<pid_t>(tid)) : nullptr;
+      // Spread over calls by tid, so that idle threads do not all come due at once.
+      if (p && p->idle > 0 && !opt.read_all && (opt.round + tid) % idle_interval(p->idle) != 0) {
+        out[got] = *p;
+        out[got].carried = true;
+        out[got].have_allowed = false;
+        out[got].cpu = -1;
+        any_schedstat = true;
+        ++got;
+        continue;
+      }
+      ++reads;
       if (read_thread(taskfd, static_cast<pid_t>(tid), opt.detail, &out[got])) {
+        ThreadStat& t = out[got];
+        t.carried = false;
+        t.idle = 0;
+        if (p && p->run_ns == t.run_ns && p->wait_ns == t.wait_ns)
+          t.idle = p->idle < kMaxIdle ? static_cast<uint8_t>(p->idle + 1) : kMaxIdle;
         any_schedstat = true;
         ++got;
       }
@@ -105,6 +143,7 @@ Status proc_read_threads(const ProcReadOptions& opt, ThreadStat* out, size_t cap
   if (!any_schedstat && seen > 0 && cap > 0) return Status::kUnsupported;
   *n = got;
   *total = seen;
+  if (read) *read = reads;
   return Status::kOk;
 }
 

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <new>
 #include <utility>
@@ -34,6 +35,19 @@ void sort_by_tid(ThreadStat* t, size_t n) {
 
 // Run-queue delay added, matched by tid; a thread absent before contributes all it has (it was
 // born in the interval), a thread gone now contributes nothing (its last interval is lost).
+// CPU time added by the threads read this time (carried ones added nothing).
+uint64_t run_delta(const ThreadStat* prev, size_t np, const ThreadStat* cur, size_t nc) {
+  uint64_t r = 0;
+  size_t i = 0;
+  for (size_t j = 0; j < nc; ++j) {
+    while (i < np && prev[i].tid < cur[j].tid) ++i;
+    if (cur[j].carried) continue;
+    const bool seen = i < np && prev[i].tid == cur[j].tid;
+    r += seen ? sub(cur[j].run_ns, prev[i].run_ns) : cur[j].run_ns;
+  }
+  return r;
+}
+
 uint64_t wait_delta(const ThreadStat* prev, size_t np, const ThreadStat* cur, size_t nc) {
   uint64_t w = 0;
   size_t i = 0;
@@ -165,6 +179,7 @@ Status Sampler::info(SamplerInfo* out) const {
   i.samples = samples_.load();
   i.period_ms = opt_.period_ms;
   i.sampler_tid = tid_.load();
+  i.thread_reads = thread_reads_.load(std::memory_order_relaxed);
   bool ready = ready_.load(std::memory_order_acquire);
   i.papi_used = papi_used_.load();  // decided in start(), before the thread exists
   i.backend = i.papi_used ? "papi+proc" : "proc";
@@ -202,6 +217,7 @@ void Sampler::run() {
   uint64_t own_sw_prev = 0, own_sw = 0;
   uint64_t invol_prev = invol_switches(&own_sw_prev);
   const uint64_t period = static_cast<uint64_t>(opt_.period_ms) * 1000000ull;
+  bool read_all = false;
   uint64_t deadline = t_prev + period;
 
   for (;;) {
@@ -226,7 +242,16 @@ void Sampler::run() {
     s.detail = opt_.detail_every > 0 && s.seq % opt_.detail_every == 0;
     ropt.detail = s.detail;
     ThreadStat* cur = bufs_[1];
-    if (proc_read_threads(ropt, cur, opt_.max_threads, &nc, &total) != Status::kOk) nc = total = 0;
+    ropt.prev = bufs_[0];
+    ropt.n_prev = np;
+    ropt.round = s.seq;
+    // A stray is found where a thread runs: idle ones are not read for it.
+    ropt.read_all = read_all;
+    size_t reads = 0;
+    if (proc_read_threads(ropt, cur, opt_.max_threads, &nc, &total, &reads) != Status::kOk)
+      nc = total = 0;
+    s.thread_reads = reads;
+    thread_reads_.fetch_add(reads, std::memory_order_relaxed);
     sort_by_tid(cur, nc);
     s.t_ns = now_ns(CLOCK_MONOTONIC);
     uint64_t cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID);
@@ -246,6 +271,10 @@ void Sampler::run() {
     s.runq_wait_ns = wait_delta(bufs_[0], np, cur, nc);
     s.invol_switches = sub(invol, invol_prev);
     s.cpu_time_ns = sub(sub(cpu, cpu_prev), s.sampler_cpu_ns);
+    // CPU time that the threads read do not account for was spent by a
+    // skipped thread (or one that exited): read every thread next time.
+    const uint64_t slack = std::max<uint64_t>(2000000ull, s.dt_ns / 20);
+    read_all = s.cpu_time_ns > run_delta(bufs_[0], np, cur, nc) + slack;
     s.threads = static_cast<uint32_t>(total);
     s.threads_truncated = total > nc;
     s.thread = cur;

@@ -1,6 +1,9 @@
 // governor/registry: pool and core assignment for new threads.
 #include "governor/registry.h"
 
+#include <cstddef>
+#include <utility>
+
 namespace pw::gov {
 
 struct Registry::Layout {
@@ -31,6 +34,8 @@ void Registry::reset(const Plan& plan, PinMode pin) {
   layout_.store(make_layout(plan, pin, gen), std::memory_order_release);
   std::lock_guard<std::mutex> lock(mu_);
   threads_.clear();
+  ended_.clear();
+  ended_total_ = 0;
 }
 
 unsigned Registry::replan(const Plan& plan) {
@@ -85,9 +90,46 @@ bool Registry::update(const ThreadRecord& r) {
   return false;
 }
 
+void Registry::retire(long tid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Short-lived threads end soon after they were recorded: search from the back.
+  for (size_t i = threads_.size(); i-- > 0;) {
+    if (threads_[i].tid != tid) continue;
+    ++ended_total_;
+    if (ended_.size() < kEndedListed) {
+      ended_.push_back(std::move(threads_[i]));
+      ended_.back().ended = true;
+    }
+    threads_.erase(threads_.begin() + static_cast<std::ptrdiff_t>(i));
+    return;
+  }
+}
+
 std::vector<ThreadRecord> Registry::snapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ThreadRecord> all = threads_;
+  all.insert(all.end(), ended_.begin(), ended_.end());
+  return all;
+}
+
+std::vector<ThreadRecord> Registry::live() const {
+  std::lock_guard<std::mutex> lock(mu_);
   return threads_;
+}
+
+bool Registry::any() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !threads_.empty() || ended_total_ > 0;
+}
+
+size_t Registry::ended() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ended_total_;
+}
+
+size_t Registry::ended_unlisted() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ended_total_ - ended_.size();
 }
 
 bool Registry::find(long tid, ThreadRecord* out) const {

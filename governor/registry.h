@@ -33,7 +33,12 @@ struct ThreadRecord {
   int cpu = -1;           // pinned to this single CPU, or -1
   bool pinned = false;    // affinity was set (to cpu or to the pool's set)
   std::string pin_error;  // why pinning failed, if it did
+  bool ended = false;     // the thread has exited
 };
+
+// The report lists at most this many ended threads (the first ones); the
+// others are counted. Live threads are all listed.
+constexpr size_t kEndedListed = 256;
 
 class Registry {
  public:
@@ -55,10 +60,20 @@ class Registry {
   Assignment assign(int creator_pool);
 
   void record(const ThreadRecord& r);
-  // Updates the record of tid (re-pinned); false if there is none.
+  // The thread tid exited: its record leaves the live ones (a later thread
+  // may get the same tid); the first kEndedListed stay listed as ended.
+  void retire(long tid);
+  // Updates the record of the live thread tid (re-pinned); false if there is none.
   bool update(const ThreadRecord& r);
+  // Live threads in creation order, then the listed ended ones.
   std::vector<ThreadRecord> snapshot() const;
-  // The recorded thread with this tid, if any (for re-pinning).
+  std::vector<ThreadRecord> live() const;
+  // Whether any thread was ever recorded since the last reset.
+  bool any() const;
+  // Ended threads in all, and those of them not listed.
+  size_t ended() const;
+  size_t ended_unlisted() const;
+  // The live thread with this tid, if any (for re-pinning).
   bool find(long tid, ThreadRecord* out) const;
 
   const Plan& plan() const;
@@ -70,7 +85,9 @@ class Registry {
   Layout* make_layout(const Plan& plan, PinMode pin, unsigned generation);
   std::atomic<Layout*> layout_{nullptr};
   mutable std::mutex mu_;
-  std::vector<ThreadRecord> threads_;
+  std::vector<ThreadRecord> threads_;  // live
+  std::vector<ThreadRecord> ended_;    // the first kEndedListed ended
+  size_t ended_total_ = 0;
 };
 
 }  // namespace pw::gov

@@ -6,9 +6,9 @@
 namespace pw::hooks {
 
 // Called inside pthread_create with the hook's return address. Cheap for
-// the usual callers (one lock-free object lookup); walks the stack with
-// libunwind (dlopen'ed RTLD_LOCAL on first need) only when the immediate
-// caller is a thread wrapper (libstdc++'s std::thread, libc's thrd_create).
+// the usual callers (one lock-free object lookup); walks the stack (libgcc's
+// unwinder, linked in: no loader calls) only when the immediate caller is a
+// thread wrapper (libstdc++'s std::thread, libc's thrd_create).
 std::string creator_of(const void* caller_pc);
 
 }  // namespace pw::hooks

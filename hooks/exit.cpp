@@ -1,19 +1,52 @@
-// hooks/exit: _exit writes the report too. A process that ends with _exit
-// runs no destructors, and forked workers end that way (Python's
-// multiprocessing, so every PyTorch DataLoader worker, calls os._exit); without
-// this they would be governed but never reported.
+// hooks/exit: _exit writes the report too, where it safely can.
+//
+// A process that ends with _exit runs no destructors, and forked workers end
+// that way (Python's multiprocessing, so every PyTorch DataLoader worker,
+// calls os._exit); without this they would be governed but never reported.
+//
+// But _exit is async-signal-safe and programs call it from signal handlers,
+// where the interrupted code may hold the allocator's lock, stdio's, or ours:
+// the report path (malloc, the monitor's join, file I/O) would deadlock
+// there. A handler runs with its own signal blocked (unless SA_NODEFER), so
+// when the calling thread has a signal blocked that has a handler installed,
+// _exit may be running inside that handler: it then does nothing of ours
+// and the report is not written (the registry's entry of a dead process is
+// dropped by the others). Outside handlers (Python's os._exit runs from the
+// interpreter loop, never from a C handler) the report is written as at exit().
 //
 // A vfork()ed child shares its parent's memory and runs no fork handlers: it
 // must not touch our state. It is recognised by its pid, which differs from
 // the one recorded at load and in the fork handler (rt::own_pid).
+#include <signal.h>
 #include <unistd.h>
 
 #include "hooks/slots.h"
 #include "preload/runtime.h"
 
+namespace {
+
+// Only async-signal-safe calls (sigprocmask, sigaction).
+bool maybe_in_signal_handler() {
+  sigset_t blocked;
+  if (sigprocmask(SIG_BLOCK, nullptr, &blocked) != 0) return true;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sigismember(&blocked, sig) != 1) continue;
+    struct sigaction sa;
+    if (sigaction(sig, nullptr, &sa) != 0) continue;
+    if (sa.sa_flags & SA_SIGINFO) {
+      if (sa.sa_sigaction) return true;
+    } else if (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 PW_HOOK(void, _exit, (int status)) {
   auto real = PW_REAL(_exit);
-  if (pw::rt::selected() && pw::rt::own_pid() == getpid()) {
+  if (pw::rt::selected() && pw::rt::own_pid() == getpid() && !maybe_in_signal_handler()) {
     try {
       pw::rt::on_exit();
     } catch (...) {

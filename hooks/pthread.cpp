@@ -32,6 +32,7 @@ struct Start {
   bool user_affinity;
   bool runtime_binding;  // an OpenMP runtime binds it (the user's choice or its own)
   bool creator_pinned;   // created by a pool member that parwidth pinned
+  bool prepinned;        // its affinity came with its attributes: it started on its core
   std::string creator;
 };
 
@@ -81,6 +82,58 @@ void pin_check_arm() {
   if (g_pin_check_ok) pthread_setspecific(g_pin_check_key, reinterpret_cast<void*>(1));
 }
 
+// dst = the attributes that `src` (nullptr: the process's defaults) gives a
+// thread. False when they cannot be copied faithfully (a stack of the
+// caller's own): then the thread pins itself once it runs.
+bool attr_copy(const pthread_attr_t* src, pthread_attr_t* dst) {
+  if (!src) return pthread_getattr_default_np(dst) == 0;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  void* stackaddr = nullptr;
+  if (pthread_attr_getstackaddr(src, &stackaddr) != 0 || stackaddr) return false;
+#pragma GCC diagnostic pop
+  if (pthread_attr_init(dst) != 0) return false;
+  int v = 0;
+  size_t sz = 0;
+  struct sched_param param;
+  sigset_t mask;
+  bool ok = pthread_attr_getdetachstate(src, &v) == 0 && pthread_attr_setdetachstate(dst, v) == 0;
+  ok = ok && pthread_attr_getguardsize(src, &sz) == 0 && pthread_attr_setguardsize(dst, sz) == 0;
+  ok = ok && pthread_attr_getstacksize(src, &sz) == 0 && pthread_attr_setstacksize(dst, sz) == 0;
+  ok = ok && pthread_attr_getscope(src, &v) == 0 && pthread_attr_setscope(dst, v) == 0;
+  ok = ok && pthread_attr_getschedpolicy(src, &v) == 0 && pthread_attr_setschedpolicy(dst, v) == 0;
+  ok = ok && pthread_attr_getschedparam(src, &param) == 0 &&
+       pthread_attr_setschedparam(dst, &param) == 0;
+  ok =
+      ok && pthread_attr_getinheritsched(src, &v) == 0 && pthread_attr_setinheritsched(dst, v) == 0;
+  if (ok) {
+    const int m = pthread_attr_getsigmask_np(src, &mask);
+    ok = m == PTHREAD_ATTR_NO_SIGMASK_NP || (m == 0 && pthread_attr_setsigmask_np(dst, &mask) == 0);
+  }
+  if (!ok) pthread_attr_destroy(dst);
+  return ok;
+}
+
+// Attributes like the creator's with the thread's CPUs added: the thread
+// then starts on its core, instead of on its creator's and migrating there
+// once it runs (most of what pinning used to add to pthread_create).
+bool attr_with_cpus(const pthread_attr_t* src, const std::vector<int>& cpus, pthread_attr_t* dst) {
+  int max = 0;
+  for (int c : cpus) max = c > max ? c : max;
+  cpu_set_t* set = CPU_ALLOC(max + 1);
+  if (!set) return false;
+  const size_t sz = CPU_ALLOC_SIZE(max + 1);
+  CPU_ZERO_S(sz, set);
+  for (int c : cpus) CPU_SET_S(c, sz, set);
+  bool ok = attr_copy(src, dst);
+  if (ok && pthread_attr_setaffinity_np(dst, sz, set) != 0) {
+    pthread_attr_destroy(dst);
+    ok = false;
+  }
+  CPU_FREE(set);
+  return ok;
+}
+
 void* trampoline(void* p) {
   Start* s = static_cast<Start*>(p);
   void* (*fn)(void*) = s->fn;
@@ -93,7 +146,9 @@ void* trampoline(void* p) {
     rec.pool = s->where.pool;
     rec.cpu = s->where.cpu;
     std::vector<int> cpus;
-    if (s->pin && rt::cpus_for(s->where, &cpus)) {
+    if (s->prepinned) {
+      rec.pinned = true;
+    } else if (s->pin && rt::cpus_for(s->where, &cpus)) {
       int err = pin_self(cpus);
       rec.pinned = err == 0;
       if (err) rec.pin_error = strerror(err);
@@ -151,7 +206,7 @@ PW_HOOK(int, pthread_create,
   if (!mem) return real(thread, attr, start, arg);
   pw::hooks::Start* s = nullptr;
   try {
-    s = new (mem) pw::hooks::Start{start, arg, {}, false, false, false, false, {}};
+    s = new (mem) pw::hooks::Start{start, arg, {}, false, false, false, false, false, {}};
     s->where = pw::rt::assign_thread(pw::rt::current_pool());
     s->user_affinity = pw::hooks::attr_has_affinity(attr);
     const char* left = nullptr;
@@ -165,7 +220,25 @@ PW_HOOK(int, pthread_create,
     free(mem);
     return real(thread, attr, start, arg);
   }
-  int rc = real(thread, attr, pw::hooks::trampoline, s);
+  pthread_attr_t own;
+  bool with_cpus = false;
+  try {
+    std::vector<int> cpus;
+    with_cpus =
+        s->pin && pw::rt::cpus_for(s->where, &cpus) && pw::hooks::attr_with_cpus(attr, cpus, &own);
+  } catch (...) {
+  }
+  s->prepinned = with_cpus;
+  int rc = real(thread, with_cpus ? &own : attr, pw::hooks::trampoline, s);
+  if (with_cpus) {
+    pthread_attr_destroy(&own);
+    // The CPUs were refused (the process's affinity changed meanwhile): as
+    // the host asked, and the thread tries to pin itself.
+    if (rc != 0) {
+      s->prepinned = false;
+      rc = real(thread, attr, pw::hooks::trampoline, s);
+    }
+  }
   if (rc != 0) {
     s->~Start();
     free(s);

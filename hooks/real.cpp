@@ -1,14 +1,15 @@
 // hooks/real: binding originals (RTLD_NEXT, versioned) and per-caller lookup
-// for names that only an RTLD_LOCAL library defines.
+// for names that only an RTLD_LOCAL library defines (symbol tables read in
+// memory: no loader calls inside hooks).
 #include "hooks/real.h"
 
 #include <dlfcn.h>
 #include <link.h>
 
+#include <cstddef>
 #include <cstring>
-#include <string>
-#include <vector>
 
+#include "hooks/dynsym.h"
 #include "hooks/slots.h"
 
 #define PW_BIND(name, version, required) \
@@ -52,51 +53,175 @@ void* lookup_next(const char* name, const char* version) {
   return p;
 }
 
+const ElfW(Dyn) * dynamic_of(const struct dl_phdr_info* info) {
+  for (int i = 0; i < info->dlpi_phnum; ++i)
+    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+      return reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+  return nullptr;
+}
+
+// How many objects were loaded when the constructor bound the slots (the
+// startup objects, all in the global scope and first in the loader's list);
+// -1 before.
+std::atomic<int> g_startup_objects{-1};
+
+// RTLD_NEXT without the loader: the first definition in a startup object
+// after ours. For slots bound after the constructor (a hook's private ones).
+void* lookup_next_in_memory(const char* name) {
+  struct Next {
+    const char* name;
+    int limit, index;
+    bool after_self;
+    void* found;
+  } q{name, g_startup_objects.load(std::memory_order_acquire), 0, false, nullptr};
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* data) -> int {
+        Next* n = static_cast<Next*>(data);
+        if (n->index++ >= n->limit) return 1;
+        const ElfW(Dyn)* dyn = dynamic_of(info);
+        if (!dyn) return 0;
+        if (is_self(dyn)) {
+          n->after_self = true;
+          return 0;
+        }
+        DynTables t;
+        if (!n->after_self || !dyn_tables_read(info->dlpi_addr, dyn, &t)) return 0;
+        void* p = dyn_lookup(t, n->name);
+        if (!p || is_self(p)) return 0;
+        n->found = p;
+        return 1;
+      },
+      &q);
+  return q.found;
+}
+
 void bind_one(RealSlot* s) {
   if (s->bound.load(std::memory_order_acquire)) return;
-  s->global.store(lookup_next(s->name, s->version), std::memory_order_release);
+  // dlsym takes the loader's lock: only in the constructor, where it is ours.
+  void* p = g_startup_objects.load(std::memory_order_acquire) < 0 ? lookup_next(s->name, s->version)
+                                                                  : lookup_next_in_memory(s->name);
+  s->global.store(p, std::memory_order_release);
   s->bound.store(true, std::memory_order_release);
 }
 
-// The definition reached from the object that contains caller_pc: its own
-// dependency scope (dlsym on a handle searches the object and its needed
-// libraries, which is where an RTLD_LOCAL library's references resolve after
-// the global scope), then any loaded object as a last resort.
-void* lookup_from(const char* name, const struct link_map* map) {
-  void* p = nullptr;
-  if (map && map->l_name && map->l_name[0]) {
-    if (void* h = dlopen(map->l_name, RTLD_LAZY | RTLD_NOLOAD)) {
-      p = dlsym(h, name);
-      dlclose(h);
-      if (p && is_self(p)) p = nullptr;
-    }
-  }
-  if (p) return p;
-  // Collect the loaded objects' names first and look them up after the walk:
-  // dlopen inside a dl_iterate_phdr callback takes the loader's locks in the
-  // opposite order to a thread that is inside dlopen and walks the objects
-  // (unwinding through a constructor, say), and the two deadlock.
-  std::vector<std::string> names;
+struct LoadCount {
+  unsigned long long adds = 0, subs = 0;
+};
+
+// The loader's counts of objects loaded and unloaded so far.
+LoadCount load_count() {
+  LoadCount c;
   dl_iterate_phdr(
-      [](struct dl_phdr_info* info, size_t, void* data) -> int {
-        // Nothing may unwind through the loader's frame (it holds a lock).
-        try {
-          if (info->dlpi_name && info->dlpi_name[0])
-            static_cast<std::vector<std::string>*>(data)->emplace_back(info->dlpi_name);
-          return 0;
-        } catch (...) {
-          return 1;
+      [](struct dl_phdr_info* info, size_t size, void* data) -> int {
+        if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+          static_cast<LoadCount*>(data)->adds = info->dlpi_adds;
+          static_cast<LoadCount*>(data)->subs = info->dlpi_subs;
         }
+        return 1;
       },
-      &names);
-  for (const std::string& n : names) {
-    void* h = dlopen(n.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-    if (!h) continue;
-    void* q = dlsym(h, name);
-    dlclose(h);
-    if (q && !is_self(q)) return q;
+      &c);
+  return c;
+}
+
+struct Search {
+  const char* name;
+  const DynTables* caller;  // only objects it needs, or any object when null
+  void* found;
+};
+
+// Whether `needed` (a DT_NEEDED string) names the object with this soname or path.
+bool names_object(const char* needed, const char* soname, const char* path) {
+  if (soname && strcmp(needed, soname) == 0) return true;
+  if (!path || !*path) return false;
+  const char* base = strrchr(path, '/');
+  return strcmp(needed, base ? base + 1 : path) == 0;
+}
+
+int search_object(struct dl_phdr_info* info, size_t, void* data) {
+  Search* q = static_cast<Search*>(data);
+  const ElfW(Dyn)* dyn = dynamic_of(info);
+  if (!dyn || is_self(dyn)) return 0;
+  DynTables t;
+  if (!dyn_tables_read(info->dlpi_addr, dyn, &t)) return 0;
+  if (q->caller) {
+    struct Name {
+      const char* soname;
+      const char* path;
+    } n{t.soname, info->dlpi_name};
+    const bool is_needed = dyn_needed_any(
+        *q->caller,
+        [](const char* needed, void* d) {
+          const Name* object = static_cast<const Name*>(d);
+          return names_object(needed, object->soname, object->path);
+        },
+        &n);
+    if (!is_needed) return 0;
   }
-  return nullptr;
+  void* p = dyn_lookup(t, q->name);
+  if (!p || is_self(p)) return 0;
+  q->found = p;
+  return 1;
+}
+
+// The definition reached from the caller's object `map`: the object itself,
+// then the libraries it needs (where an RTLD_LOCAL library's references
+// resolve after the global scope), then any loaded object as a last resort.
+// Reads symbol tables only: dlopen(RTLD_NOLOAD)/dlsym would take the loader's
+// lock inside a hook.
+void* lookup_from(const char* name, const struct link_map* map) {
+  DynTables caller;
+  const bool have_caller = map && !is_self(map->l_ld) &&
+                           dyn_tables_read(static_cast<uintptr_t>(map->l_addr), map->l_ld, &caller);
+  if (have_caller) {
+    void* p = dyn_lookup(caller, name);
+    if (p && !is_self(p)) return p;
+    Search q{name, &caller, nullptr};
+    dl_iterate_phdr(search_object, &q);
+    if (q.found) return q.found;
+  }
+  Search any{name, nullptr, nullptr};
+  dl_iterate_phdr(search_object, &any);
+  return any.found;
+}
+
+// The cached original of `slot` for `map`, when its entry still holds.
+bool cached(RealSlot* slot, const void* map, const LoadCount& now, void** fn, void* not_found) {
+  for (RealSlot::Local& e : slot->local) {
+    const unsigned s1 = e.seq.load(std::memory_order_acquire);
+    if (s1 & 1u) continue;
+    const void* obj = e.obj.load(std::memory_order_acquire);
+    void* f = e.fn.load(std::memory_order_acquire);
+    const unsigned long long adds = e.adds.load(std::memory_order_acquire);
+    const unsigned long long subs = e.subs.load(std::memory_order_acquire);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (e.seq.load(std::memory_order_relaxed) != s1) continue;
+    if (obj != map || !f || subs != now.subs) continue;
+    if (f == not_found && adds != now.adds) continue;
+    *fn = f == not_found ? nullptr : f;
+    return true;
+  }
+  return false;
+}
+
+void cache_store(RealSlot* slot, const void* map, const LoadCount& now, void* fn) {
+  RealSlot::Local* e = nullptr;
+  for (RealSlot::Local& x : slot->local)
+    if (x.obj.load(std::memory_order_relaxed) == map) e = &x;
+  if (!e)
+    for (RealSlot::Local& x : slot->local)
+      if (!x.obj.load(std::memory_order_relaxed)) {
+        e = &x;
+        break;
+      }
+  if (!e) e = &slot->local[slot->next.fetch_add(1, std::memory_order_relaxed) % RealSlot::kLocal];
+  unsigned s = e->seq.load(std::memory_order_relaxed);
+  // Another writer has it: leave the entry to that one.
+  if ((s & 1u) || !e->seq.compare_exchange_strong(s, s + 1, std::memory_order_acquire)) return;
+  e->obj.store(map, std::memory_order_relaxed);
+  e->fn.store(fn, std::memory_order_relaxed);
+  e->adds.store(now.adds, std::memory_order_relaxed);
+  e->subs.store(now.subs, std::memory_order_relaxed);
+  e->seq.store(s + 2, std::memory_order_release);
 }
 
 }  // namespace
@@ -110,6 +235,11 @@ void bind_all() {
   static std::atomic<bool> done{false};
   if (done.load(std::memory_order_acquire)) return;
   for (RealSlot* s : kSlots) bind_one(s);
+  int objects = 0;
+  dl_iterate_phdr(
+      [](struct dl_phdr_info*, size_t, void* n) -> int { return ++*static_cast<int*>(n), 0; },
+      &objects);
+  g_startup_objects.store(objects, std::memory_order_release);
   done.store(true, std::memory_order_release);
 }
 
@@ -120,23 +250,13 @@ void* real_for_caller(RealSlot* slot, const void* caller_pc) {
   const struct link_map* map = nullptr;
   if (_dl_find_object(const_cast<void*>(caller_pc), &fo) == 0) map = fo.dlfo_link_map;
   // "Not defined anywhere this caller can reach" is cached too: the walk
-  // below opens every loaded object, and an object's reach does not grow.
+  // below reads every loaded object.
   static char not_found;
-  for (int i = 0; i < RealSlot::kLocal; ++i) {
-    if (slot->local_obj[i].load(std::memory_order_acquire) == map) {
-      void* f = slot->local_fn[i].load(std::memory_order_acquire);
-      if (f == &not_found) return nullptr;
-      if (f) return f;
-    }
-  }
-  void* f = lookup_from(slot->name, map);
-  for (int i = 0; i < RealSlot::kLocal; ++i) {
-    const void* expected = nullptr;
-    if (map && slot->local_obj[i].compare_exchange_strong(expected, map)) {
-      slot->local_fn[i].store(f ? f : &not_found, std::memory_order_release);
-      break;
-    }
-  }
+  const LoadCount now = load_count();
+  void* f = nullptr;
+  if (map && cached(slot, map, now, &f, &not_found)) return f;
+  f = lookup_from(slot->name, map);
+  if (map) cache_store(slot, map, now, f ? f : &not_found);
   return f;
 }
 

@@ -8,8 +8,12 @@
 namespace pw::hooks {
 
 // One per hook. `global` is the definition found through RTLD_NEXT (the
-// global scope after us), bound once. When there is none, the definition is
-// looked up per calling object and cached in `local`.
+// global scope after us), bound once, in the constructor. When there is none,
+// the definition is looked up per calling object (reading the loaded objects'
+// symbol tables, no loader calls) and cached in `local`: an entry holds for
+// its object while no object has been unloaded since (the loader reuses a
+// closed object's link_map for the next one), and a "not found" only while
+// nothing has been loaded either.
 struct RealSlot {
   constexpr RealSlot(const char* n, const char* v, bool r) : name(n), version(v), required(r) {}
   const char* name;
@@ -17,12 +21,22 @@ struct RealSlot {
   bool required;        // a missing required original is reported by name
   std::atomic<void*> global{nullptr};
   std::atomic<bool> bound{false};
+  // Written under `seq` (odd while a writer fills it), read optimistically.
+  struct Local {
+    std::atomic<unsigned> seq{0};
+    std::atomic<const void*> obj{nullptr};
+    std::atomic<void*> fn{nullptr};
+    std::atomic<unsigned long long> adds{0}, subs{0};
+  };
   static constexpr int kLocal = 8;
-  std::atomic<const void*> local_obj[kLocal] = {};
-  std::atomic<void*> local_fn[kLocal] = {};
+  Local local[kLocal];
+  std::atomic<unsigned> next{0};
 };
 
-// Binds every slot in bind_list.h (idempotent, thread-safe; cheap after the first call).
+// Binds every slot in bind_list.h (idempotent, thread-safe; cheap after the
+// first call). Called from the constructor: dlsym takes the loader's lock,
+// which a hook must never wait for (a thread in a library's constructor holds
+// it, and may be waiting for the thread that runs the hook).
 void bind_all();
 
 // Binds the exec family's originals now (hooks/exec.cpp): their hooks run in

@@ -16,6 +16,9 @@ void fork_child() {
 }
 
 __attribute__((constructor)) void parwidth_load() {
+  // Every original bound now, while the loader's lock is ours anyway: a hook
+  // never calls dlsym later.
+  pw::hooks::bind_all();
   try {
     pw::rt::on_load();
     if (pw::rt::selected()) {

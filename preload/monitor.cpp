@@ -31,6 +31,10 @@ struct State {
   std::atomic<bool> rebudget{false};
   std::atomic<double> rebudget_cpus{0};
   std::atomic<int> rebudget_cap{0};
+  // What monitor_resume starts the sampler with again.
+  std::mutex life;
+  counters::SamplerOptions options;
+  int paused = 0;
 };
 
 // Never destroyed: the process may exit while the sampler runs.
@@ -169,7 +173,25 @@ void monitor_start(const Hooks& h, int period_ms, double budget_cpus, int omp_ca
     log::warn("cannot start the monitor thread; running without it");
     return;
   }
+  // The counters are not opened again on a restart: this is no longer the
+  // process's only thread.
+  o.use_papi = false;
+  g->options = o;
   g->started = true;
+}
+
+void monitor_pause() {
+  if (!g || !g->started) return;
+  std::lock_guard<std::mutex> lock(g->life);
+  if (g->paused++ == 0) g->sampler.stop();
+}
+
+void monitor_resume() {
+  if (!g || !g->started) return;
+  std::lock_guard<std::mutex> lock(g->life);
+  if (g->paused == 0 || --g->paused > 0) return;
+  if (g->sampler.start(g->options, g->hooks.create, on_sample, nullptr) != counters::Status::kOk)
+    log::warn("cannot restart the monitor thread; running without it");
 }
 
 void monitor_rebudget(double budget_cpus, int omp_cap) {
@@ -180,13 +202,18 @@ void monitor_rebudget(double budget_cpus, int omp_cap) {
 }
 
 void monitor_stop() {
-  if (g && g->started) g->sampler.stop();
+  if (!g || !g->started) return;
+  std::lock_guard<std::mutex> lock(g->life);
+  g->sampler.stop();
+  g->paused = 1 << 20;  // never restarted after exit began
 }
 
 void monitor_after_fork() {
   if (!g) return;
   g->sampler.reset_after_fork();
   new (&g->mu) std::mutex();
+  new (&g->life) std::mutex();
+  g->paused = 0;
   g->actions.clear();
   g->started = false;
   g->t0 = 0;
@@ -254,6 +281,8 @@ std::string monitor_json() {
     w.end_object();
   }
   w.key("period_ms").value(static_cast<long long>(info.period_ms));
+  // Threads' /proc files read over the run: idle threads are read rarely.
+  w.key("thread_reads").value(static_cast<long long>(info.thread_reads));
   w.key("omp_cap").value(sum.omp_cap);
   std::lock_guard<std::mutex> lock(g->mu);
   // Threads the program moved off their pool after we pinned them: left where it put them.

@@ -32,7 +32,13 @@ void monitor_start(const Hooks& h, int period_ms, double budget_cpus, int omp_ca
 // The budget changed (node registry): the detector judges against budget_cpus and restarts its
 // team cap at omp_cap. Applied before the next sample is judged; callable from any thread.
 void monitor_rebudget(double budget_cpus, int omp_cap);
-void monitor_stop();        // at exit, before the report
+void monitor_stop();  // at exit, before the report
+// Around a call that needs a single-threaded process (unshare(CLONE_NEWUSER),
+// setns into a user or mount namespace): the sampler thread leaves the
+// process, and comes back after the call. Callable from any thread; nested
+// calls are counted.
+void monitor_pause();
+void monitor_resume();
 void monitor_after_fork();  // in the fork child: the thread is gone
 bool monitor_running();
 // Whether the PAPI counters are in use; *why: "ok: ..." or why not. Known once monitor_start

@@ -104,9 +104,12 @@ std::string report_json(const Input& in) {
     w.key("cpu").value_or_null(t.pinned && t.cpu >= 0, t.cpu);
     w.key("pinned").value(t.pinned);
     if (!t.pin_error.empty()) w.key("pin_error").value(t.pin_error);
+    if (t.ended) w.key("ended").value(true);
     w.end_object();
   }
   w.end_array();
+  w.key("threads_ended").value(static_cast<long long>(in.threads_ended));
+  w.key("threads_unlisted").value(static_cast<long long>(in.threads_unlisted));
   w.key("openmp").begin_object().key("team_cap").value(in.omp_cap).end_object();
   w.key("frameworks").begin_array();
   for (const Framework& f : in.frameworks) {

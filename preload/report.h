@@ -31,6 +31,8 @@ struct Input {
   std::string fail_reason;
   const planning::Planned* planned = nullptr;  // null when not active
   std::vector<gov::ThreadRecord> threads;
+  size_t threads_ended = 0;     // threads that exited, listed or not
+  size_t threads_unlisted = 0;  // ended threads beyond those listed
   int omp_cap = 0;
   std::vector<Framework> frameworks;
   std::vector<Pool> pools;

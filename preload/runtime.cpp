@@ -5,9 +5,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/auxv.h>
 #include <time.h>
+#include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -74,6 +77,9 @@ struct Runtime {
   int node_changes = 0;
   uint64_t node_refresh_ns = 0;  // when our entry was last rewritten (monitor time)
   bool omp_capping = false;      // the team cap is ours (not the user's OMP_NUM_THREADS)
+  // Each governed thread's tid, under a key whose destructor retires its record.
+  pthread_key_t thread_key{};
+  bool thread_key_made = false;
 };
 
 Runtime* g = nullptr;
@@ -129,6 +135,15 @@ std::string base_name(const char* path) {
   if (!path) return "";
   const char* s = strrchr(path, '/');
   return s ? s + 1 : path;
+}
+
+// A governed thread exited: its record leaves the live ones.
+void thread_ended(void* tid) {
+  if (!g || g->pid.load(std::memory_order_relaxed) != getpid()) return;
+  try {
+    g->registry.retire(reinterpret_cast<long>(tid));
+  } catch (...) {
+  }
 }
 
 // ---- node registry ---------------------------------------------------------------------------
@@ -267,7 +282,7 @@ int repin_threads(Runtime& r, const gov::Plan& p) {
   std::vector<size_t> next(static_cast<size_t>(pools), 0);
   next[0] = 1;
   int moved = 0;
-  for (gov::ThreadRecord t : r.registry.snapshot()) {
+  for (gov::ThreadRecord t : r.registry.live()) {
     if (!t.pinned) continue;
     const int pool = t.pool >= 0 ? t.pool % pools : 0;
     const std::vector<int>& set = p.core_sets[static_cast<size_t>(pool)];
@@ -417,7 +432,7 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
     gov::MembershipInput in;
     in.t_ns = t_ns;
     in.busy_cpus = busy_cpus;
-    in.parallel = !r->registry.snapshot().empty();  // a pool thread exists
+    in.parallel = r->registry.any();  // a pool thread exists (or existed)
     in.launcher = r->launcher.load(std::memory_order_relaxed);
     gov::MembershipConfig c;
     c.idle_leave_ns = static_cast<uint64_t>(r->opt.node_idle_ms) * 1000000ull;
@@ -490,6 +505,7 @@ void activate() {
                      : r.opt.pin == opt::Pin::kPool ? gov::PinMode::kPool
                                                     : gov::PinMode::kCore;
   r.registry.reset(r.planned.plan, pin);
+  if (!r.thread_key_made) r.thread_key_made = pthread_key_create(&r.thread_key, thread_ended) == 0;
 
   // OpenMP: the team cap is the plan's threads per pool, unless the user set
   // OMP_NUM_THREADS (kept unless PARWIDTH_OVERRIDE=1).
@@ -588,18 +604,49 @@ const opt::Options& options() {
   return g->opt;
 }
 
-bool ensure_active() {
-  if (!g) return false;
-  int s = g->state.load(std::memory_order_acquire);
-  if (s == kActive) return true;
-  if (s != kInactive) return false;
-  if (!g->state.compare_exchange_strong(s, kActivating, std::memory_order_acq_rel)) return false;
+namespace {
+
+void activate_guarded() {
   try {
     activate();
   } catch (...) {
     g->state.store(kFailed, std::memory_order_release);
     log::warn("activation failed (out of memory?); running ungoverned");
   }
+}
+
+// Activation (the topology, hwloc, the plan) needs tens of KiB of stack, and
+// runs on whichever thread needs it first: a thread the host made with a
+// small stack (a fork child of such a thread) would overflow it. It runs on
+// a stack of its own instead. Only one activation runs at a time (the state's
+// compare-and-swap), so one context pair serves.
+void activate_on_own_stack() {
+  constexpr size_t kStack = size_t{2} << 20;
+  static ucontext_t caller, own;
+  void* stack = mmap(nullptr, kStack, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED || getcontext(&own) != 0) {
+    if (stack != MAP_FAILED) munmap(stack, kStack);
+    activate_guarded();
+    return;
+  }
+  own.uc_stack.ss_sp = stack;
+  own.uc_stack.ss_size = kStack;
+  own.uc_link = &caller;
+  makecontext(&own, activate_guarded, 0);
+  if (swapcontext(&caller, &own) != 0) activate_guarded();
+  munmap(stack, kStack);
+}
+
+}  // namespace
+
+bool ensure_active() {
+  if (!g) return false;
+  int s = g->state.load(std::memory_order_acquire);
+  if (s == kActive) return true;
+  if (s != kInactive) return false;
+  if (!g->state.compare_exchange_strong(s, kActivating, std::memory_order_acq_rel)) return false;
+  activate_on_own_stack();
   return g->state.load(std::memory_order_acquire) == kActive;
 }
 
@@ -620,6 +667,8 @@ gov::Assignment assign_thread(int creator_pool) {
 }
 void record_thread(const gov::ThreadRecord& r) {
   g->registry.record(r);
+  // Told when the thread exits (returns, pthread_exit, cancellation).
+  if (g->thread_key_made) pthread_setspecific(g->thread_key, reinterpret_cast<void*>(r.tid));
 }
 opt::Pin pin_mode() {
   return g->opt.pin;
@@ -933,6 +982,8 @@ void on_exit() {
     } catch (...) {
     }
   }
+  in.threads_ended = r.registry.ended();
+  in.threads_unlisted = r.registry.ended_unlisted();
   in.omp_cap = r.omp_cap.load();
   in.forked_child = r.forked_child;
   in.monitor_json = monitor::monitor_json();
@@ -947,6 +998,22 @@ void on_exit() {
     if (s != kActive && s != kFailed) in.warnings = r.load_warnings;
   }
   report::write_at_exit(in);
+}
+
+void single_threaded_begin() {
+  if (!selected() || own_pid() != getpid()) return;
+  try {
+    monitor::monitor_pause();
+  } catch (...) {
+  }
+}
+
+void single_threaded_end() {
+  if (!selected() || own_pid() != getpid()) return;
+  try {
+    monitor::monitor_resume();
+  } catch (...) {
+  }
 }
 
 void on_fork_prepare() {

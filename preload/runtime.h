@@ -122,6 +122,11 @@ struct ExecPrep {
 };
 bool exec_prepare(char* const envp[], ExecPrep* out) noexcept;
 
+// Around a call that the kernel refuses in a multi-threaded process: our
+// monitor thread leaves for the duration (hooks/namespace.cpp).
+void single_threaded_begin();
+void single_threaded_end();
+
 // Lifecycle (preload/main.cpp).
 void on_load();
 void on_exit();

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <map>
 #include <new>
+#include <string>
 
 #include "topology/internal.h"
 
@@ -52,6 +53,42 @@ Status machine_build(std::vector<PuInfo> pus, const std::string& source, Machine
 
 }  // namespace internal
 
+namespace {
+
+// Linux's largest configurable CPU count: no real machine has more PUs, and
+// hwloc builds every object of a synthetic description in memory (16x64x64
+// took 8 s and 750 MB).
+constexpr long kMaxSyntheticPus = 8192;
+
+// The number of PUs a synthetic description asks for: the product of its
+// levels' counts ("package:2 core:24 pu:2" -> 96), saturating above the cap;
+// 0 when a level has no count (hwloc then refuses it).
+long synthetic_pus(const std::string& desc) {
+  long pus = 1;
+  size_t i = 0;
+  bool any = false;
+  while (i < desc.size()) {
+    const size_t colon = desc.find(':', i);
+    if (colon == std::string::npos) break;
+    size_t j = colon + 1;
+    long n = 0;
+    while (j < desc.size() && desc[j] >= '0' && desc[j] <= '9') {
+      n = n * 10 + (desc[j] - '0');
+      if (n > kMaxSyntheticPus) n = kMaxSyntheticPus + 1;
+      ++j;
+    }
+    if (j == colon + 1) return 0;
+    any = true;
+    pus = std::min(pus * std::max(n, 1L), kMaxSyntheticPus + 1);
+    // The next level starts after the spaces that follow this one's attributes.
+    const size_t space = desc.find(' ', j);
+    i = space == std::string::npos ? desc.size() : space + 1;
+  }
+  return any ? pus : 0;
+}
+
+}  // namespace
+
 Status machine_load(const std::string& spec, Machine* out, std::string* err) {
   try {
     if (!spec.empty()) {
@@ -60,6 +97,13 @@ Status machine_load(const std::string& spec, Machine* out, std::string* err) {
                                    "\": XML and synthetic topologies need hwloc "
                                    "(libhwloc.so.15), which cannot be loaded");
         return Status::kUnsupported;
+      }
+      static const std::string kSynthetic = "synthetic:";
+      if (spec.compare(0, kSynthetic.size(), kSynthetic) == 0 &&
+          synthetic_pus(spec.substr(kSynthetic.size())) > kMaxSyntheticPus) {
+        internal::set_err(err, "topology \"" + spec + "\": more than " +
+                                   std::to_string(kMaxSyntheticPus) + " PUs");
+        return Status::kInvalid;
       }
       return internal::hwloc_load(spec, out, err);
     }

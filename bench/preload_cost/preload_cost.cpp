@@ -3,11 +3,17 @@
 //     empty preload and with libparwidth.so (median, min, max over N runs each);
 //   - the latency of pthread_create + pthread_join in a program run with and
 //     without libparwidth.so (the first creation, which activates the governor,
-//     apart from the steady state).
+//     apart from the steady state; every thread pinned under the preload);
+//   - the monitor's CPU time in a process with I idle threads over S seconds,
+//     against the whole process's CPU time with no preload.
 //
-//   bench_preload_cost [--runs N] [--threads M] [--lib PATH] [--empty PATH]
+//   bench_preload_cost [--runs N] [--threads M] [--idle I] [--seconds S] [--lib PATH]
+//                      [--empty PATH]
 //
-// Defaults: N = 200, M = 2000, the libraries next to this program (../lib).
+// Defaults: N = 200, M = 2000, I = 2000, S = 5, the libraries next to this
+// program (../lib). The load average is printed before and after: numbers
+// taken on a busy machine say so.
+#include <dirent.h>
 #include <limits.h>
 #include <pthread.h>
 #include <spawn.h>
@@ -111,6 +117,69 @@ int threads_child(int m) {
   return 0;
 }
 
+void* wait_forever(void*) {
+  for (;;) pause();
+  return nullptr;
+}
+
+// CPU seconds (schedstat's time on a CPU, in ns) of this process's threads
+// named `comm`, or of all of them when comm is empty.
+double task_cpu_s(const char* comm) {
+  DIR* d = opendir("/proc/self/task");
+  if (!d) return -1;
+  double ns = 0;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    char path[320], buf[256];
+    if (*comm) {
+      snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+      FILE* f = fopen(path, "r");
+      if (!f) continue;
+      const bool got = fgets(buf, sizeof buf, f) != nullptr;
+      fclose(f);
+      if (!got || strncmp(buf, comm, strlen(comm)) != 0) continue;
+    }
+    snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+    FILE* f = fopen(path, "r");
+    if (!f) continue;
+    unsigned long long run = 0;
+    if (fscanf(f, "%llu", &run) == 1) ns += static_cast<double>(run);
+    fclose(f);
+  }
+  closedir(d);
+  return ns / 1e9;
+}
+
+// Child mode: `idle` threads that never wake, `seconds` of sleep; prints the
+// monitor thread's CPU seconds and the whole process's.
+int idle_child(int idle, double seconds) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 64 * 1024);
+  for (int i = 0; i < idle; ++i) {
+    pthread_t t;
+    if (pthread_create(&t, &attr, wait_forever, nullptr) != 0) return 1;
+  }
+  // Let the creation settle, then measure over the interval only.
+  usleep(2000 * 1000);
+  const double mon0 = task_cpu_s("parwidth-mon"), all0 = task_cpu_s("");
+  usleep(static_cast<useconds_t>(seconds * 1e6));
+  printf("%.4f %.4f\n", task_cpu_s("parwidth-mon") - mon0, task_cpu_s("") - all0);
+  fflush(stdout);
+  _exit(0);
+}
+
+std::string loadavg() {
+  FILE* f = fopen("/proc/loadavg", "r");
+  char buf[128] = "?";
+  if (f) {
+    if (!fgets(buf, sizeof buf, f)) buf[0] = '\0';
+    fclose(f);
+  }
+  std::string s(buf);
+  return s.substr(0, s.find(' ', s.find(' ', s.find(' ') + 1) + 1));
+}
+
 std::string self_dir() {
   char buf[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -132,22 +201,31 @@ void row(const char* name, const Stats& s, const Stats& base, const char* base_n
 }  // namespace
 
 int main(int argc, char** argv) {
-  int runs = 200, threads = 2000;
+  int runs = 200, threads = 2000, idle = 2000;
+  double seconds = 5;
   const std::string dir = self_dir();
   std::string lib = dir + "/../lib/libparwidth.so", empty = dir + "/../lib/libpw_empty_preload.so";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--threads-child" && i + 1 < argc) return threads_child(atoi(argv[i + 1]));
+    if (a == "--idle-child" && i + 2 < argc)
+      return idle_child(atoi(argv[i + 1]), atof(argv[i + 2]));
     if (a == "--runs" && i + 1 < argc)
       runs = atoi(argv[++i]);
     else if (a == "--threads" && i + 1 < argc)
       threads = atoi(argv[++i]);
+    else if (a == "--idle" && i + 1 < argc)
+      idle = atoi(argv[++i]);
+    else if (a == "--seconds" && i + 1 < argc)
+      seconds = atof(argv[++i]);
     else if (a == "--lib" && i + 1 < argc)
       lib = argv[++i];
     else if (a == "--empty" && i + 1 < argc)
       empty = argv[++i];
     else {
-      fprintf(stderr, "usage: bench_preload_cost [--runs N] [--threads M] [--lib P] [--empty P]\n");
+      fprintf(stderr,
+              "usage: bench_preload_cost [--runs N] [--threads M] [--idle I] [--seconds S] "
+              "[--lib P] [--empty P]\n");
       return 2;
     }
   }
@@ -162,6 +240,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   empty = real;
+
+  printf("load average before: %s\n\n", loadavg().c_str());
 
   // 1. /bin/true, the three ways interleaved round by round.
   const std::vector<std::string> envs[3] = {make_env(""), make_env(empty), make_env(lib)};
@@ -228,5 +308,34 @@ int main(int argc, char** argv) {
   printf("  first thread of a process (activation under the preload):\n");
   row("no preload", f[0], f[0], "no preload");
   row("libparwidth.so", f[1], f[0], "no preload");
+  printf("  added by activation (median): %.1f us\n\n", f[1].median - f[0].median);
+
+  // 3. The monitor with idle threads: its own CPU time against the period.
+  std::vector<double> mon, all[2];
+  for (int r = 0; r < 3 * 2; ++r) {
+    const int v = r % 2;
+    double us;
+    int st = 0;
+    const std::string out =
+        run({self_exe(), "--idle-child", std::to_string(idle), std::to_string(seconds)}, tenv[v],
+            &us, &st);
+    double m = 0, a = 0;
+    if (st != 0 || sscanf(out.c_str(), "%lf %lf", &m, &a) != 2) {
+      fprintf(stderr, "bench_preload_cost: idle child failed\n");
+      return 1;
+    }
+    if (v == 1) mon.push_back(100 * m / seconds);
+    all[v].push_back(100 * a / seconds);
+  }
+  const Stats ms = stats(mon), a0 = stats(all[0]), a1 = stats(all[1]);
+  printf("%d idle threads, %.0f s: CPU time as %% of one core, 3 processes each way\n", idle,
+         seconds);
+  printf("  %-26s median %9.2f  min %9.2f  max %9.2f\n", "monitor thread", ms.median, ms.min,
+         ms.max);
+  printf("  %-26s median %9.2f  min %9.2f  max %9.2f\n", "process, libparwidth.so", a1.median,
+         a1.min, a1.max);
+  printf("  %-26s median %9.2f  min %9.2f  max %9.2f\n", "process, no preload", a0.median, a0.min,
+         a0.max);
+  printf("\nload average after: %s\n", loadavg().c_str());
   return 0;
 }

@@ -166,3 +166,115 @@ def test_squatted_registry_without_a_runtime_dir_warns_once(tmp_path):
     assert p.returncode == 0, p.stderr
     warnings = [line for line in p.stderr.splitlines() if "parwidth: warning" in line]
     assert len(warnings) == 1 and "registry" in warnings[0], p.stderr
+
+
+def run_to_end(cmd, tmp_path, timeout, **options):
+    """The process's exit status, or None when it had to be killed."""
+    try:
+        return governed(cmd, tmp_path, timeout=timeout, **options).returncode
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def test_exit_from_a_signal_handler_ends_the_process(tmp_path):
+    # _exit() from a handler that interrupted malloc or one of our locks:
+    # the report path used to run there and deadlock (10-13 hangs in 20).
+    assert subprocess.run([BIN / "sig_exit"], env=clean_env(), timeout=30).returncode == 3
+    statuses = [run_to_end([BIN / "sig_exit"], tmp_path, 15, REPORT=tmp_path / "r.json")
+                for _ in range(20)]
+    assert statuses == [3] * 20
+
+
+def test_exit_outside_a_handler_still_writes_the_report(tmp_path):
+    # What DataLoader workers do (os._exit): governed, reported.
+    report = tmp_path / "r.json"
+    p = governed([BIN / "sig_exit", "plain"], tmp_path, REPORT=report)
+    assert p.returncode == 5, p.stderr
+    assert load(report)["pid"] > 0
+
+
+def test_a_constructor_waiting_for_its_thread_does_not_hang(tmp_path):
+    # The constructor holds the loader's lock; its thread starts a
+    # std::thread (the creator's stack walk used to dlopen libunwind) and a
+    # region of a libgomp only the plug-in reaches (the original used to be
+    # looked up with dlopen(RTLD_NOLOAD)): both waited for that lock.
+    lib = BIN.parent / "lib" / "libctor_thread_lib.so"
+    bare = subprocess.run([BIN / "ctor_thread", lib], env=clean_env(), capture_output=True,
+                          text=True, timeout=30)
+    assert bare.stdout == "done 2\n"
+    report = tmp_path / "r.json"
+    p = governed([BIN / "ctor_thread", lib], tmp_path, timeout=30, REPORT=report)
+    assert (p.returncode, p.stdout) == (0, "done 2\n"), p.stderr
+    creators = {t["creator"] for t in load(report)["threads"]}
+    assert any(c.startswith("std::thread (libstdc++") and c.endswith("libctor_thread_lib.so")
+               for c in creators), creators
+
+
+def test_a_plugin_loaded_after_another_closed_reaches_its_own_runtime(tmp_path):
+    # The per-caller cache of originals was keyed by the caller's link_map
+    # address, which the loader reuses after dlclose: the libgomp plug-in's
+    # omp_set_num_threads(3) went to the libomp plug-in's runtime, and its
+    # region ran with libgomp's default team.
+    a, b = (BIN.parent / "lib" / f"libpw_sum_{x}.so" for x in "ab")
+    if not a.exists():
+        pytest.skip("no clang: libpw_sum_a.so (LLVM libomp) not built")
+    p = governed([BIN / "dlclose_omp", a, b], tmp_path, timeout=30)
+    assert p.returncode == 0, p.stderr
+    rounds = [line.split() for line in p.stdout.splitlines()]
+    assert [r[0] for r in rounds] == ["A", "A", "A", "B"], p.stdout
+    for _, n, s in rounds:
+        assert int(s) == int(n) * (int(n) - 1) // 2, p.stdout
+    assert [r[1] for r in rounds] == ["3"] * 4, p.stdout
+
+
+def test_unshare_of_the_user_namespace_works_as_bare(tmp_path):
+    # The kernel refuses unshare(CLONE_NEWUSER) in a multi-threaded process:
+    # the monitor thread steps out for the call.
+    bare = subprocess.run([BIN / "unshare_user"], env=clean_env(), capture_output=True,
+                          text=True, timeout=30)
+    if bare.stdout != "unshare 0\n":
+        pytest.skip(f"user namespaces unavailable here: {bare.stdout.strip()}")
+    report = tmp_path / "r.json"
+    p = governed([BIN / "unshare_user"], tmp_path, REPORT=report)
+    assert (p.returncode, p.stdout) == (0, "unshare 0\n"), p.stderr
+    assert load(report)["monitor"] is not None
+
+
+def test_fork_from_a_small_stack_thread_activates_safely_in_the_child(tmp_path):
+    # The child activates on its first thread, on the forking thread's
+    # 16 KiB stack: that used to overflow it (SIGSEGV in the topology reader).
+    prog = BIN / "small_stack_fork"
+    bare = subprocess.run([prog], env=clean_env(), capture_output=True, text=True, timeout=30)
+    assert bare.stdout == "child exit 0\n"
+    p = governed([prog], tmp_path, timeout=30, REPORT=tmp_path / "r.%p.json")
+    assert (p.returncode, p.stdout) == (0, "child exit 0\n"), p.stderr
+    assert len(list(tmp_path.glob("r.*.json"))) == 2
+
+
+def test_ended_threads_are_counted_not_kept(tmp_path):
+    # Every thread record used to be kept forever: +19 MB per 200k threads,
+    # a 14 MB report, and a dead thread's record found by a live thread that
+    # got its tid.
+    report = tmp_path / "r.json"
+    p = governed([BIN / "thread_churn", "20000"], tmp_path, timeout=120, REPORT=report)
+    assert (p.returncode, p.stdout) == (0, "done 20000\n"), p.stderr
+    r = load(report)
+    live = [t for t in r["threads"] if not t.get("ended")]
+    ended = [t for t in r["threads"] if t.get("ended")]
+    assert r["threads_ended"] >= 20000
+    assert len(ended) == 256 and r["threads_unlisted"] == r["threads_ended"] - 256
+    assert len(live) <= 2, live
+
+
+def test_monitor_reads_idle_threads_rarely(tmp_path):
+    # The monitor read every thread's /proc files every sample: 2000 idle
+    # threads cost 10% of a core. Idle threads are now read every 64th sample
+    # (every 8th at first); CPU time they do not account for brings them back.
+    report = tmp_path / "r.json"
+    p = governed([BIN / "idle_threads", "800", "2000"], tmp_path, timeout=120,
+                 REPORT=report, MONITOR_MS=20)
+    assert (p.returncode, p.stdout) == (0, "done 800\n"), p.stderr
+    m = load(report)["monitor"]
+    assert m["samples"] >= 20, m
+    # Reading every thread every sample would be 800 per sample.
+    assert m["thread_reads"] < m["samples"] * 800 / 4, m

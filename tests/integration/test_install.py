@@ -246,10 +246,10 @@ def test_topo_says_which_optional_libraries_were_found():
     line = next(l for l in p.stdout.splitlines() if l.startswith("libraries:"))
     d = json.loads(ok(sh([str(BIN / "parwidth"), "topo", "--json"], env=clean_env())).stdout)
     found = [l["name"] for l in d["libraries"] if l["found"]]
-    assert {l["name"] for l in d["libraries"]} == {"hwloc", "PAPI", "libunwind"}
-    # scripts/bootstrap installs all three; the line names them as found.
-    assert found == ["hwloc", "PAPI", "libunwind"], d["libraries"]
-    assert line == "libraries: found hwloc, PAPI, libunwind; not found none"
+    assert {l["name"] for l in d["libraries"]} == {"hwloc", "PAPI"}
+    # scripts/bootstrap installs both; the line names them as found.
+    assert found == ["hwloc", "PAPI"], d["libraries"]
+    assert line == "libraries: found hwloc, PAPI; not found none"
     for l in d["libraries"]:
         assert Path(l["path"]).exists()
 
@@ -375,7 +375,7 @@ def test_deb_install_use_and_remove(deb, tmp_path):
         assert ok(sh(["parwidth", "--print-lib"], env=env)).stdout == "/usr/lib/libparwidth.so\n"
         check_library_guarantees("/usr/lib/libparwidth.so")
         topo = ok(sh(["parwidth", "topo"], env=env)).stdout
-        assert "libraries: found hwloc, PAPI, libunwind; not found none" in topo, topo
+        assert "libraries: found hwloc, PAPI; not found none" in topo, topo
         # The man pages say what --help says.
         page = ok(sh(["man", "-P", "cat", "parwidth"], env=env)).stdout
         assert "NAME" in page and "parwidth - a thread governor" in page, page

@@ -23,6 +23,7 @@ namespace {
 
 using testing::allowed_cpus;
 using testing::BusyThreads;
+using testing::IdleThreads;
 using testing::read_line;
 using testing::threads_named;
 using testing::threads_named_after_exit;
@@ -53,7 +54,11 @@ struct Monitor {
     m->per_thread_ok = m->per_thread_ok && s.n_thread > 0 && s.thread != nullptr;
     if (s.detail) {
       ++m->detail_samples;
+      // Every thread read this time; an idle one carried over has none (a
+      // stray matters where a thread runs).
       for (size_t i = 0; i < s.n_thread; ++i) {
+        if (s.thread[i].carried) continue;
+        ++m->detail_threads;
         m->per_thread_ok = m->per_thread_ok && s.thread[i].have_allowed && s.thread[i].cpu >= 0;
       }
     }
@@ -76,7 +81,7 @@ struct Monitor {
   std::atomic<uint64_t> flagged_at{0};
   std::atomic<uint64_t> samples{0};
   uint32_t max_threads = 0;
-  uint64_t cpu_ns = 0, papi_ctx = 0, detail_samples = 0;
+  uint64_t cpu_ns = 0, papi_ctx = 0, detail_samples = 0, detail_threads = 0;
   uint64_t papi_task_clock = 0, papi_cycles = 0, papi_instructions = 0;
   bool papi_software = false, papi_hardware = false;
   bool per_thread_ok = true;
@@ -126,7 +131,29 @@ TEST(Sampler, DetailSamplesCarryEveryThreadsCpuAndAffinity) {
   m.wait_for(6, false);
   ASSERT_EQ(s.stop(), Status::kOk);
   EXPECT_GE(m.detail_samples, 3u);
+  EXPECT_GE(m.detail_threads, 3u * 3u) << "the busy threads are read in every detail sample";
   EXPECT_TRUE(m.per_thread_ok);
+}
+
+// Idle threads are read rarely (every 8th sample after one unchanged read,
+// every 64th after two), busy ones every time: the monitor's cost
+// follows the threads that run (2000 idle threads cost 10% of a core).
+TEST(Sampler, IdleThreadsAreReadRarelyBusyOnesAlways) {
+  IdleThreads idle(64);
+  BusyThreads load(1);
+  Monitor m;
+  Sampler s;
+  SamplerOptions o = period(10);
+  o.use_papi = false;
+  ASSERT_EQ(s.start(o, nullptr, &Monitor::on_sample, &m), Status::kOk);
+  m.wait_for(60, false);
+  ASSERT_EQ(s.stop(), Status::kOk);
+  SamplerInfo info;
+  s.info(&info);
+  ASSERT_GE(info.samples, 60u);
+  // Every thread every sample would be 66 reads per sample.
+  EXPECT_LT(info.thread_reads, info.samples * 66 / 4) << info.samples << " samples";
+  EXPECT_GE(info.thread_reads, info.samples) << "the busy thread is read every time";
 }
 
 TEST(Sampler, OverloadIsFlaggedWithPapiIfItWorks) {

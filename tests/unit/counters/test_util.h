@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +35,33 @@ class BusyThreads {
 
  private:
   std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+};
+
+// n threads that sleep until destroyed.
+class IdleThreads {
+ public:
+  explicit IdleThreads(int n) {
+    for (int i = 0; i < n; ++i) {
+      threads_.emplace_back([this] {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return stop_; });
+      });
+    }
+  }
+  ~IdleThreads() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
   std::vector<std::thread> threads_;
 };
 

@@ -125,6 +125,90 @@ TEST(Registry, AReusedTidMeansItsLastRecord) {
 namespace pw::gov {
 namespace {
 
+// Thread ids come back after a thread exits (and wrap): the live record of a
+// tid is the thread that has it now, never a dead one's (the monitor and a
+// re-plan move threads by tid).
+TEST(Registry, AnEndedThreadsTidBelongsToTheNextThreadThatGetsIt) {
+  Registry r;
+  r.reset(two_pools(), PinMode::kCore);
+  ThreadRecord old;
+  old.tid = 7;
+  old.pool = 0;
+  old.cpu = 1;
+  old.pinned = true;
+  r.record(old);
+  r.retire(7);
+  ThreadRecord now = old;
+  now.pool = 1;
+  now.cpu = 3;
+  r.record(now);
+  ThreadRecord out;
+  ASSERT_TRUE(r.find(7, &out));
+  EXPECT_EQ(out.pool, 1);
+  EXPECT_FALSE(out.ended);
+  ASSERT_EQ(r.live().size(), 1u);
+  EXPECT_EQ(r.live()[0].cpu, 3);
+  EXPECT_EQ(r.ended(), 1u);
+  const std::vector<ThreadRecord> all = r.snapshot();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_TRUE(all[1].ended);
+}
+
+// 200k short-lived threads cost memory and report size that grew without
+// bound: ended ones beyond the first kEndedListed are only counted.
+TEST(Registry, EndedThreadsBeyondTheListedOnesAreOnlyCounted) {
+  Registry r;
+  r.reset(two_pools(), PinMode::kCore);
+  for (long tid = 1; tid <= 1000; ++tid) {
+    ThreadRecord rec;
+    rec.tid = tid;
+    r.record(rec);
+    if (tid > 1) r.retire(tid);
+  }
+  r.retire(12345);  // never recorded: nothing happens
+  EXPECT_EQ(r.live().size(), 1u);
+  EXPECT_EQ(r.ended(), 999u);
+  EXPECT_EQ(r.ended_unlisted(), 999u - kEndedListed);
+  EXPECT_EQ(r.snapshot().size(), 1u + kEndedListed);
+  EXPECT_TRUE(r.any());
+  r.reset(two_pools(), PinMode::kCore);
+  EXPECT_FALSE(r.any());
+  EXPECT_EQ(r.ended(), 0u);
+}
+
+// Threads start and end while others are created, the monitor reads the
+// records and a re-plan swaps the layout: the ThreadSanitizer build runs this.
+TEST(Registry, ConcurrentStartsEndsReadsAndReplans) {
+  Registry r;
+  r.reset(two_pools(), PinMode::kCore);
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 4; ++w) {
+    workers.emplace_back([&r, w] {
+      for (long i = 0; i < 2000; ++i) {
+        const Assignment a = r.assign(w % 2 ? 0 : -1);
+        ThreadRecord rec;
+        rec.tid = w * 100000 + i;
+        rec.pool = a.pool;
+        rec.cpu = a.cpu;
+        r.record(rec);
+        if (i % 3) r.retire(rec.tid);
+      }
+    });
+  }
+  workers.emplace_back([&r] {
+    for (int i = 0; i < 200; ++i) {
+      ThreadRecord out;
+      (void)r.find(5, &out);
+      (void)r.live();
+      (void)r.snapshot();
+      if (i % 50 == 0) r.replan(two_pools());
+    }
+  });
+  for (std::thread& t : workers) t.join();
+  EXPECT_EQ(r.ended(), 4u * 1333u);
+  EXPECT_EQ(r.live().size(), 4u * 667u);
+}
+
 TEST(Registry, ReplanKeepsRecordsAndFollowsTheNewPlan) {
   Registry r;
   r.reset(two_pools(), PinMode::kCore);

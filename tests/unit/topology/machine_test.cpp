@@ -32,6 +32,19 @@ TEST(MachineHwloc, OneSocketTwoCoresSynthetic) {
   EXPECT_EQ(cores_of(m), (CoreList{{0}, {1}}));
 }
 
+// A description larger than any Linux machine (16x64x64 = 65536 PUs) is
+// refused before hwloc builds it (it took 8 s and 750 MB); its neighbours
+// still load.
+TEST(MachineHwloc, SyntheticLargerThanAnyMachineIsRefused) {
+  Machine m;
+  std::string err;
+  EXPECT_EQ(machine_load("synthetic:package:16 core:64 pu:64", &m, &err), Status::kInvalid);
+  EXPECT_NE(err.find("more than 8192 PUs"), std::string::npos) << err;
+  EXPECT_EQ(machine_load("synthetic:package:1 core:99999999999999999999 pu:1", &m, &err),
+            Status::kInvalid);
+  EXPECT_EQ(pu_count(test::load("synthetic:package:2 core:8 pu:2")), 32u);
+}
+
 TEST(MachineHwloc, OneSocketTwoCoresXml) {
   std::string path = fixture("topology/1s2c.xml");
   Machine m = test::load(path);
