@@ -18,6 +18,7 @@ struct ReportPlan {
   std::string source;                           // plan.source
   std::vector<gov::Plan::Predicted> predicted;  // plan.predicted
 };
+// False only when the report is missing or not JSON.
 bool report_read(const std::string& path, ReportPlan* out, std::string* why);
 
 // Stores m as the measured plan of graph `fingerprint` on the planned budget
