@@ -51,7 +51,7 @@ void usage(FILE* f) {
       "best median is stored in XDG_CACHE_HOME/parwidth (else ~/.cache/parwidth).\n"
       "\n"
       "  --budget-s S     time for the whole search in seconds (default 60); no run\n"
-      "                   starts that would end after it\n"
+      "                   starts that the median run so far would take past it\n"
       "  --repeat R       runs per candidate in the first round (default 2)\n"
       "  --metric REGEX   time each run by the number CMD prints that REGEX's first group\n"
       "                   captures (as `parwidth sweep`); default: wall seconds\n"
