@@ -9,9 +9,12 @@
 #include <vector>
 
 #include "cli/args.h"
+#include "cli/calibrate.h"
 #include "cli/commands.h"
 #include "cli/locate.h"
+#include "preload/cache.h"
 #include "preload/options.h"
+#include "preload/planning.h"
 
 namespace {
 
@@ -31,10 +34,18 @@ void usage(FILE* f) {
       "  --cpus LIST      restrict the budget (PARWIDTH_CPUS)\n"
       "  --pin MODE       none | pool | core (PARWIDTH_PIN)\n"
       "  --verbose N      0..3 (PARWIDTH_VERBOSE)\n"
+      "  --no-calibrate   do not calibrate this machine and budget first (see below)\n"
       "  --lib PATH       the preload library (default: $PARWIDTH_LIB, else\n"
       "                   ../lib/libparwidth.so next to this program; see\n"
       "                   `parwidth --print-lib`)\n"
       "  -h, --help       this help\n"
+      "\n"
+      "Before CMD starts, a machine and budget without a stored calibration is\n"
+      "calibrated once (`parwidth calibrate`: a few seconds, a progress line on\n"
+      "stderr), so that the plan's model uses this machine's measured OpenMP scaling;\n"
+      "never inside CMD's process. Skipped with --no-calibrate, PARWIDTH_MODE=off,\n"
+      "PARWIDTH_POOLS/INTRA, PARWIDTH_PLAN=width or measured, or a described\n"
+      "PARWIDTH_TOPOLOGY.\n"
       "\n"
       "Environment options:\n",
       f);
@@ -43,13 +54,32 @@ void usage(FILE* f) {
   fputs("\nExit status: CMD's own; 2 for a usage error; 126/127 if CMD cannot be run.\n", f);
 }
 
+// Calibrates this machine and budget once, before CMD, when the model may plan
+// there and no calibration is stored. Problems are warnings: CMD runs anyway.
+void calibrate_first() {
+  const pw::opt::EnvLookup env = [](const char* n) { return static_cast<const char*>(getenv(n)); };
+  std::vector<std::string> warns;
+  pw::opt::Options o = pw::opt::options_parse(env, &warns);
+  o.model.clear();  // the budget is all that is needed: no graph read here
+  if (o.mode == pw::opt::Mode::kOff || o.pools > 0 || o.intra > 0 || !o.topology.empty() ||
+      o.plan == pw::gov::PlanMode::kWidth || o.plan == pw::gov::PlanMode::kMeasured)
+    return;
+  pw::planning::Planned p;
+  std::string err;
+  // Without a budget the preload runs ungoverned and says why; nothing to calibrate.
+  if (!pw::planning::plan_process(o, env, nullptr, &p, &err)) return;
+  if (!pw::cli::calibrate_if_missing(p, pw::cache::cache_dir(env), &err) && !err.empty())
+    fprintf(stderr, "parwidth run: warning: calibration failed (%s); the built-in model plans\n",
+            err.c_str());
+}
+
 }  // namespace
 
 int pw_cmd_run(int argc, char** argv) {
   pw::cli::Args a(argc, argv);
   std::vector<std::pair<std::string, std::string>> sets;
   std::string lib, v;
-  bool missing = false;
+  bool missing = false, no_calibrate = false;
   struct Map {
     const char* flag;
     const char* var;
@@ -66,6 +96,10 @@ int pw_cmd_run(int argc, char** argv) {
     }
     if (a.value("--lib", &lib, &missing)) {
       if (missing) break;
+      continue;
+    }
+    if (a.flag("--no-calibrate")) {
+      no_calibrate = true;
       continue;
     }
     bool matched = false;
@@ -110,6 +144,7 @@ int pw_cmd_run(int argc, char** argv) {
     return 2;
   }
   for (const auto& [var, val] : sets) setenv(var.c_str(), val.c_str(), 1);
+  if (!no_calibrate) calibrate_first();
   std::string preload = so;
   if (const char* old = getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
   setenv("LD_PRELOAD", preload.c_str(), 1);

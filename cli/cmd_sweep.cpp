@@ -21,8 +21,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -30,16 +30,20 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/locate.h"
-#include "graph/json_value.h"
+#include "cli/measure.h"
+#include "cli/store.h"
 #include "preload/json.h"
 #include "preload/planning.h"
 
 namespace {
 
+using pw::cli::summarize;
+using pw::cli::Summary;
+
 void usage(FILE* f) {
   fputs(
       "usage: parwidth sweep [--pools LIST] [--intra LIST] [--repeat R] [--out DIR]\n"
-      "                      [--metric PATTERN] [--json] [--lib PATH] -- CMD [ARGS...]\n"
+      "                      [--metric PATTERN] [--json] [--save] [--lib PATH] -- CMD [ARGS...]\n"
       "\n"
       "Runs CMD under every configuration of a grid of inter-op pools x intra-op threads\n"
       "(through the preload, PARWIDTH_POOLS / PARWIDTH_INTRA), under parwidth's own plan,\n"
@@ -61,10 +65,14 @@ void usage(FILE* f) {
       "                   captures (e.g. 'time per iteration: ([0-9.]+) ms'); default: the\n"
       "                   whole process's wall time in seconds\n"
       "  --json           print the summary as one JSON object\n"
+      "  --save           store the grid's best (lowest median) as the measured plan of\n"
+      "                   CMD's graph on this budget, as `parwidth tune` does; later\n"
+      "                   governed runs of that graph use it (`parwidth plans` lists it)\n"
       "  --lib PATH       libparwidth.so (default: next to this program, or $PARWIDTH_LIB)\n"
       "\n"
       "Progress goes to stderr (a bar with ETA on a terminal, else one line per run).\n"
-      "Exit status: 0; 1 if a run fails or prints no metric (named); 2 for a usage error.\n",
+      "Exit status: 0; 1 if a run fails or prints no metric (named), or --save finds no\n"
+      "graph fingerprint in the plan run's report; 2 for a usage error.\n",
       f);
 }
 
@@ -73,21 +81,6 @@ struct Config {
   int pools = 0, intra = 0;  // 0 for plan/default until known
   std::vector<double> runs;
 };
-
-struct Summary {
-  double min = 0, median = 0, max = 0;
-};
-
-Summary summarize(std::vector<double> v) {
-  Summary s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  s.min = v.front();
-  s.max = v.back();
-  const size_t n = v.size();
-  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  return s;
-}
 
 bool parse_list(const std::string& text, std::vector<int>* out) {
   std::stringstream ss(text);
@@ -107,58 +100,6 @@ bool parse_list(const std::string& text, std::vector<int>* out) {
   std::sort(out->begin(), out->end());
   out->erase(std::unique(out->begin(), out->end()), out->end());
   return !out->empty();
-}
-
-// One run of cmd. Returns false (with *why) when it cannot be run or exits non-zero.
-bool run_once(char** cmd, const Config& c, const std::string& lib, const std::string& report,
-              int log_fd, std::string* out, double* seconds, std::string* why) {
-  int pipefd[2];
-  if (pipe(pipefd) != 0) return *why = "pipe failed", false;
-  const auto t0 = std::chrono::steady_clock::now();
-  const pid_t pid = fork();
-  if (pid < 0) return *why = "fork failed", false;
-  if (pid == 0) {
-    dup2(pipefd[1], 1);
-    if (log_fd >= 0) dup2(log_fd, 2);
-    close(pipefd[0]);
-    close(pipefd[1]);
-    unsetenv("PARWIDTH_POOLS");
-    unsetenv("PARWIDTH_INTRA");
-    if (c.name != "default") {
-      std::string pre = lib;
-      if (const char* old = getenv("LD_PRELOAD"); old && *old) pre += std::string(":") + old;
-      setenv("LD_PRELOAD", pre.c_str(), 1);
-      if (c.pools > 0 && c.name != "plan")
-        setenv("PARWIDTH_POOLS", std::to_string(c.pools).c_str(), 1);
-      if (c.intra > 0 && c.name != "plan")
-        setenv("PARWIDTH_INTRA", std::to_string(c.intra).c_str(), 1);
-      if (!report.empty()) setenv("PARWIDTH_REPORT", report.c_str(), 1);
-      // Each configuration is measured as given: other governed processes on the node
-      // (the node registry) would otherwise shrink its budget and clamp its pools.
-      setenv("PARWIDTH_NODE", "off", 0);
-    }
-    execvp(cmd[0], cmd);
-    fprintf(stderr, "parwidth sweep: cannot run '%s': %s\n", cmd[0], strerror(errno));
-    _exit(127);
-  }
-  close(pipefd[1]);
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(pipefd[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
-    if (n > 0) out->append(buf, static_cast<size_t>(n));
-  close(pipefd[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (log_fd >= 0 && !out->empty()) {
-    if (write(log_fd, out->data(), out->size()) < 0) {
-    }
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
-  *why = WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
-                           : "killed by signal " + std::to_string(WTERMSIG(status));
-  return false;
 }
 
 int logical_cpus() {
@@ -267,7 +208,7 @@ int pw_cmd_sweep(int argc, char** argv) {
   std::string v, lib, out_dir = "parwidth-sweep", metric;
   std::vector<int> pools, intra;
   int repeat = 3;
-  bool json = false, missing = false;
+  bool json = false, save = false, missing = false;
   while (!a.done()) {
     if (a.flag("--")) break;
     if (a.flag("-h") || a.flag("--help")) {
@@ -276,6 +217,10 @@ int pw_cmd_sweep(int argc, char** argv) {
     }
     if (a.flag("--json")) {
       json = true;
+      continue;
+    }
+    if (a.flag("--save")) {
+      save = true;
       continue;
     }
     if (a.value("--pools", &v, &missing)) {
@@ -326,19 +271,10 @@ int pw_cmd_sweep(int argc, char** argv) {
     return 2;
   }
   char** cmd = argv + a.index();
-  std::regex re;
-  if (!metric.empty()) {
-    try {
-      re = std::regex(metric);
-    } catch (const std::regex_error& e) {
-      fprintf(stderr, "parwidth sweep: error: --metric: bad regular expression: %s\n", e.what());
-      return 2;
-    }
-    if (re.mark_count() < 1) {
-      fprintf(stderr,
-              "parwidth sweep: error: --metric needs one capture group, e.g. 'time: ([0-9.]+)'\n");
-      return 2;
-    }
+  pw::cli::Metric re;
+  if (std::string e; !re.parse(metric, &e)) {
+    fprintf(stderr, "parwidth sweep: error: %s\n", e.c_str());
+    return 2;
   }
   const std::string so = pw::cli::find_preload_library(lib);
   if (so.empty() || access(so.c_str(), R_OK) != 0) {
@@ -392,6 +328,7 @@ int pw_cmd_sweep(int argc, char** argv) {
   const int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const std::string plan_report = out_dir + "/plan-report.json";
   const bool tty = isatty(2);
+  std::string fingerprint;  // the graph's, from the plan run's report (--save)
   const size_t total = configs.size() * static_cast<size_t>(repeat);
   size_t done = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -400,37 +337,38 @@ int pw_cmd_sweep(int argc, char** argv) {
       std::string out, why;
       double secs = 0;
       if (log_fd >= 0) dprintf(log_fd, "=== %s, repeat %d\n", label(c).c_str(), r + 1);
-      if (!run_once(cmd, c, so, c.name == "plan" ? plan_report : "", log_fd, &out, &secs, &why)) {
+      pw::cli::RunSpec spec;
+      spec.preload = c.name != "default";
+      if (c.name == "plan") {
+        spec.report = plan_report;
+      } else {
+        spec.pools = c.pools;
+        spec.intra = c.intra;
+      }
+      if (!pw::cli::run_once(cmd, spec, so, log_fd, &out, &secs, &why)) {
         if (tty) fputs("\n", stderr);
         fprintf(stderr, "parwidth sweep: error: run failed: %s, repeat %d: %s (output in %s)\n",
                 label(c).c_str(), r + 1, why.c_str(), log_path.c_str());
         return 1;
       }
       double value = secs;
-      if (!metric.empty()) {
-        std::smatch m;
-        if (!std::regex_search(out, m, re)) {
-          if (tty) fputs("\n", stderr);
-          fprintf(stderr,
-                  "parwidth sweep: error: run failed: %s, repeat %d: no match for --metric '%s' in "
-                  "its output (see %s)\n",
-                  label(c).c_str(), r + 1, metric.c_str(), log_path.c_str());
-          return 1;
-        }
-        value = strtod(m[1].str().c_str(), nullptr);
+      if (!re.value(out, secs, &value)) {
+        if (tty) fputs("\n", stderr);
+        fprintf(stderr,
+                "parwidth sweep: error: run failed: %s, repeat %d: no match for --metric '%s' in "
+                "its output (see %s)\n",
+                label(c).c_str(), r + 1, metric.c_str(), log_path.c_str());
+        return 1;
       }
       c.runs.push_back(value);
       if (c.name == "plan" && c.pools == 0) {  // what the preload planned, from its report
-        std::ifstream f(plan_report);
-        std::stringstream ss;
-        ss << f.rdbuf();
-        pw::graph::json::Value root;
+        pw::cli::ReportPlan rp;
         std::string e;
-        if (pw::graph::json::parse(ss.str(), &root, &e))
-          if (const auto* p = root.get("plan")) {
-            if (const auto* pp = p->get("pools")) c.pools = static_cast<int>(pp->num);
-            if (const auto* pt = p->get("threads")) c.intra = static_cast<int>(pt->num);
-          }
+        if (pw::cli::report_read(plan_report, &rp, &e)) {
+          c.pools = rp.pools;
+          c.intra = rp.threads;
+          fingerprint = rp.fingerprint;
+        }
       }
       ++done;
       const double el =
@@ -496,6 +434,30 @@ int pw_cmd_sweep(int argc, char** argv) {
         intra, plan, *best, cores, metric.empty() ? "seconds (wall)" : "of --metric", esc);
   }
 
+  // --save: the grid's best becomes the measured plan of this graph on this budget.
+  std::string saved_path, save_error;
+  if (save) {
+    const Summary s = summarize(best->runs);
+    pw::gov::MeasuredPlan m;
+    m.known = true;
+    m.pools = best->pools;
+    m.intra = best->intra;
+    m.seconds = s.median;
+    m.min = s.min;
+    m.max = s.max;
+    m.runs = static_cast<int>(best->runs.size());
+    m.created = static_cast<int64_t>(time(nullptr));
+    m.by = "sweep --save";
+    m.metric = re.describe();
+    if (fingerprint.empty())
+      save_error =
+          "nothing saved: the plan run's report has no graph fingerprint (CMD's graph is not "
+          "known to parwidth: give it with PARWIDTH_MODEL, or use a framework whose sessions "
+          "parwidth reads)";
+    else if (!pw::cli::measured_save(planned, fingerprint, m, &saved_path, &save_error))
+      save_error = "nothing saved: " + save_error;
+  }
+
   if (json) {
     pw::json::Writer w;
     auto conf = [&](const Config& c) {
@@ -541,9 +503,18 @@ int pw_cmd_sweep(int argc, char** argv) {
     w.end_array();
     w.key("csv").value(csv_path);
     w.key("heatmap").value(svg_path);
+    if (save) {
+      w.key("fingerprint").value(fingerprint);
+      w.key("saved");
+      if (saved_path.empty())
+        w.null();
+      else
+        w.value(saved_path);
+    }
     w.end_object();
     printf("%s\n", w.str().c_str());
-    return 0;
+    if (!save_error.empty()) fprintf(stderr, "parwidth sweep: error: %s\n", save_error.c_str());
+    return save_error.empty() ? 0 : 1;
   }
   printf("%-34s %10s %10s %10s\n", "configuration", "min", "median", "max");
   for (const Config& c : configs) {
@@ -560,5 +531,9 @@ int pw_cmd_sweep(int argc, char** argv) {
     printf("best without oversubscription: %s, median %.4g\n", label(*best_in).c_str(),
            summarize(best_in->runs).median);
   printf("wrote %s, %s, %s\n", csv_path.c_str(), svg_path.c_str(), log_path.c_str());
-  return 0;
+  if (!saved_path.empty())
+    printf("stored: %s as the measured plan of graph %s (%s)\n", label(*best).c_str(),
+           fingerprint.c_str(), saved_path.c_str());
+  if (!save_error.empty()) fprintf(stderr, "parwidth sweep: error: %s\n", save_error.c_str());
+  return save_error.empty() ? 0 : 1;
 }

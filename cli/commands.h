@@ -10,3 +10,5 @@ int pw_cmd_width(int argc, char** argv);
 int pw_cmd_sweep(int argc, char** argv);
 int pw_cmd_calibrate(int argc, char** argv);
 int pw_cmd_node(int argc, char** argv);
+int pw_cmd_tune(int argc, char** argv);
+int pw_cmd_plans(int argc, char** argv);

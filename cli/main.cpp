@@ -25,6 +25,9 @@ const char kUsage[] =
     "  calibrate [--show]                 measure this budget's OpenMP scaling for the plan's "
     "model\n"
     "  node [--json] [--watch S]          the governed processes sharing this node\n"
+    "  tune [options] -- CMD [ARGS...]    measure the best plan for CMD's graph here and store "
+    "it\n"
+    "  plans [--forget FP|--all]          the measured plans stored (tune, sweep --save)\n"
     "\n"
     "options:\n"
     "  --print-lib                        print the path of libparwidth.so, for\n"
@@ -48,7 +51,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!strcmp(cmd, "--version")) {
-    puts("parwidth 0.1.0");
+    puts("parwidth " PW_VERSION);
     return 0;
   }
   if (!strcmp(cmd, "--print-lib")) {
@@ -69,6 +72,8 @@ int main(int argc, char** argv) {
   if (!strcmp(cmd, "sweep")) return pw_cmd_sweep(argc - 1, argv + 1);
   if (!strcmp(cmd, "calibrate")) return pw_cmd_calibrate(argc - 1, argv + 1);
   if (!strcmp(cmd, "node")) return pw_cmd_node(argc - 1, argv + 1);
+  if (!strcmp(cmd, "tune")) return pw_cmd_tune(argc - 1, argv + 1);
+  if (!strcmp(cmd, "plans")) return pw_cmd_plans(argc - 1, argv + 1);
   fprintf(stderr, "parwidth: error: unknown command '%s'\n%s", cmd, kUsage);
   return 2;
 }

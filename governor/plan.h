@@ -5,6 +5,7 @@
 // (at least one pool of at least one thread); what was clamped is in notes.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,21 @@ struct PlanOptions {
   bool smt = false;  // every PU is a slot, not only each core's first
 };
 
+// A plan measured for one graph fingerprint on one budget (`parwidth tune`,
+// `parwidth sweep --save`; governor/plan_store reads and writes its file).
+struct MeasuredPlan {
+  bool known = false;
+  int pools = 1, intra = 1;
+  double seconds = 0;       // the measured best (median, in the metric's unit)
+  std::string how;          // one line: "parwidth tune, 2026-12-01 03:10 UTC, 12 runs, ..."
+  int runs = 0;             // runs of the best configuration
+  double min = 0, max = 0;  // its fastest and slowest run
+  int64_t created = 0;      // unix seconds
+  std::string by;           // "tune" or "sweep --save"
+  std::string version;      // parwidth's version that measured it
+  std::string metric;       // "wall seconds" or the --metric pattern
+};
+
 struct Plan {
   int pools = 1;
   int threads = 1;                          // intra-op / OpenMP threads per pool
@@ -50,6 +66,7 @@ struct Plan {
     double seconds = 0;
   };
   std::vector<Predicted> predicted;  // the model's candidates (source "model" only)
+  MeasuredPlan measured;             // what was measured (source "measured" only)
 };
 
 // pools   = opt.pools, else clamp(W, 1, min(max level width, slots))

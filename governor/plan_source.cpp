@@ -42,9 +42,11 @@ Plan plan_choose(const BudgetView& budget, const PlanInputs& in, const PlanOptio
       p.notes.clear();
       p.source = "measured";
       p.source_detail = in.measured.how;
+      p.measured = in.measured;
       char buf[160];
-      snprintf(buf, sizeof buf, "pools = %d, threads = %d: measured best %.6g s (%s)",
-               in.measured.pools, in.measured.intra, in.measured.seconds, in.measured.how.c_str());
+      // The median's unit is the metric's (wall seconds or --metric): `how` says which.
+      snprintf(buf, sizeof buf, "pools = %d, threads = %d: measured best (%s)", in.measured.pools,
+               in.measured.intra, in.measured.how.c_str());
       p.notes.push_back(buf);
       return p;
     }

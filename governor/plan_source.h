@@ -16,13 +16,8 @@ enum class PlanMode { kAuto, kMeasured, kModel, kWidth };
 
 const char* plan_mode_name(PlanMode m);
 
-// A plan measured for this graph fingerprint on this budget.
-struct MeasuredPlan {
-  bool known = false;
-  int pools = 1, intra = 1;
-  double seconds = 0;  // the measured best (median)
-  std::string how;     // "parwidth tune, 2026-12-01 03:10 UTC, 12 runs", ...
-};
+// MeasuredPlan (a plan measured for this graph fingerprint on this budget) is
+// in governor/plan.h: the chosen Plan carries it for the report.
 
 struct PlanInputs {
   WidthView width;

@@ -215,6 +215,12 @@ Status model_parse(const void* data, size_t size, Format format, Graph* out, std
 // The statistics of g (and of each subgraph). Linear time; kCycle on a cyclic graph.
 Status stats_compute(const Graph& g, Stats* out, std::string* err);
 
+// The graph's fingerprint: 16 hex digits hashing what decides its best thread plan, the
+// operators in order (type, predecessors, output shapes, FLOPs and bytes), not their names.
+// The same model read the same way (file or bytes, same input shapes) gets the same one;
+// measured plans are stored under it (governor/plan_store). Call after shapes_infer.
+std::string fingerprint(const Graph& g);
+
 // One JSON object: heavy, layers, avg_width, max_level_width, weighted_parallelism,
 // heavy_by_type, costs, nodes, source, name, subgraphs (and note when set).
 std::string stats_to_json(const Stats& s);

@@ -1,12 +1,15 @@
 // preload/cache: the calibration cache on disk.
 #include "preload/cache.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 
@@ -202,6 +205,82 @@ gov::MachineModel calibration_load(const std::string& dir, const std::string& ma
   *found = true;
   c.model.detail += " (" + path + ")";
   return c.model;
+}
+
+bool dir_make(const std::string& dir, std::string* why) {
+  return dir_ensure(dir, why);
+}
+
+std::string plan_file_name(const std::string& machine, const std::string& budget,
+                           const std::string& graph) {
+  // The fingerprint in clear (`parwidth plans --forget FINGERPRINT` finds it by
+  // name); anything but hex digits is replaced so a name never leaves dir.
+  std::string g;
+  for (char c : graph.substr(0, 32)) g += isxdigit(static_cast<unsigned char>(c)) ? c : '_';
+  char buf[96];
+  snprintf(buf, sizeof buf, "plan-%s-%016llx.txt", g.c_str(),
+           static_cast<unsigned long long>(fnv1a(machine + "\n" + budget)));
+  return buf;
+}
+
+gov::MeasuredPlan measured_load(const std::string& dir, const std::string& machine,
+                                const std::string& budget, const std::string& graph, int64_t now,
+                                std::string* warning) {
+  warning->clear();
+  if (dir.empty() || graph.empty()) return {};
+  const std::string path = dir + "/" + plan_file_name(machine, budget, graph);
+  std::string text, why;
+  if (!file_read_capped(path, gov::kPlanFileMaxBytes, &text, &why)) {
+    if (why != strerror(ENOENT))
+      *warning = "measured plan " + path + " unreadable (" + why +
+                 "); planning without it (`parwidth plans --forget " + graph + "` removes it)";
+    return {};
+  }
+  gov::StoredPlan s;
+  const gov::PlanFileStatus st = gov::plan_file_parse(text, machine, budget, graph, now, &s, &why);
+  if (st != gov::PlanFileStatus::kOk) {
+    *warning = "measured plan " + path + " " + gov::plan_file_status_name(st) + " (" + why +
+               "); planning without it (`parwidth plans --forget " + graph + "` removes it)";
+    return {};
+  }
+  return s.plan;
+}
+
+bool measured_store(const std::string& dir, const gov::StoredPlan& s, std::string* path,
+                    std::string* why) {
+  if (dir.empty()) return *why = "no cache directory (set XDG_CACHE_HOME or HOME)", false;
+  const std::string name = plan_file_name(s.machine, s.budget, s.graph);
+  if (!file_write_atomic(dir, name, gov::plan_file_format(s), why)) return false;
+  *path = dir + "/" + name;
+  return true;
+}
+
+std::vector<PlanFile> plan_files(const std::string& dir, int64_t now) {
+  std::vector<PlanFile> out;
+  if (dir.empty()) return out;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return out;
+  while (const struct dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    // Temporary files of a writer in progress end in .tmp.<pid>.<n>: not plans yet.
+    if (name.rfind("plan-", 0) != 0 || name.size() < 9 ||
+        name.compare(name.size() - 4, 4, ".txt") != 0)
+      continue;
+    PlanFile f;
+    f.name = name;
+    f.path = dir + "/" + name;
+    std::string text;
+    if (!file_read_capped(f.path, gov::kPlanFileMaxBytes, &text, &f.why)) {
+      f.why = "unreadable: " + f.why;
+    } else {
+      f.status = gov::plan_file_parse(text, "", "", "", now, &f.stored, &f.why);
+    }
+    out.push_back(std::move(f));
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end(),
+            [](const PlanFile& a, const PlanFile& b) { return a.name < b.name; });
+  return out;
 }
 
 }  // namespace pw::cache

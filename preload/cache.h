@@ -1,5 +1,5 @@
-// preload/cache: the per-user cache of calibrations (and, later, measured
-// plans) under XDG_CACHE_HOME/parwidth, else ~/.cache/parwidth.
+// preload/cache: the per-user cache of calibrations and measured plans under
+// XDG_CACHE_HOME/parwidth, else ~/.cache/parwidth.
 //
 // Files are read with O_NOFOLLOW, must be regular files of this user and at
 // most a size cap; they are written atomically (a 0600 temporary file in the
@@ -10,8 +10,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "governor/machine_model.h"
+#include "governor/plan_store.h"
 #include "preload/options.h"
 #include "topology/topology.h"
 
@@ -34,6 +36,9 @@ std::string calibration_name(const std::string& machine, const std::string& budg
 bool file_read_capped(const std::string& path, size_t max_bytes, std::string* out,
                       std::string* why);
 
+// Makes dir (0700) if missing; false when it is a symlink or another user's.
+bool dir_make(const std::string& dir, std::string* why);
+
 // Writes `text` to dir/name atomically (makes dir 0700 if missing).
 bool file_write_atomic(const std::string& dir, const std::string& name, const std::string& text,
                        std::string* why);
@@ -45,5 +50,32 @@ bool file_write_atomic(const std::string& dir, const std::string& name, const st
 gov::MachineModel calibration_load(const std::string& dir, const std::string& machine,
                                    const std::string& budget, int cores, int64_t now, bool* found,
                                    std::string* warning);
+
+// ---------------------------------------------------------------- measured plans
+// One file per (graph fingerprint, machine and budget):
+// plan-<fingerprint>-<hash of machine and budget>.txt (governor/plan_store's format).
+std::string plan_file_name(const std::string& machine, const std::string& budget,
+                           const std::string& graph);
+
+// The measured plan stored for this graph on this machine and budget. Missing:
+// silently unknown. Unreadable (symlink, not a regular file, too large),
+// corrupt, truncated, foreign: unknown with one line in *warning.
+gov::MeasuredPlan measured_load(const std::string& dir, const std::string& machine,
+                                const std::string& budget, const std::string& graph, int64_t now,
+                                std::string* warning);
+
+// Stores s atomically under its name; *path is where.
+bool measured_store(const std::string& dir, const gov::StoredPlan& s, std::string* path,
+                    std::string* why);
+
+// Every plan-*.txt in dir, parsed without the machine/budget/graph checks
+// (status and why say what is wrong with the ones that do not parse).
+struct PlanFile {
+  std::string name, path;
+  gov::PlanFileStatus status = gov::PlanFileStatus::kCorrupt;
+  std::string why;
+  gov::StoredPlan stored;
+};
+std::vector<PlanFile> plan_files(const std::string& dir, int64_t now);
 
 }  // namespace pw::cache

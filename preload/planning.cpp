@@ -106,6 +106,7 @@ void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* o
   out->work_flops = st.work_flops;
   out->span_flops = st.span_flops;
   out->work_over_span = st.work_over_span;
+  out->fingerprint = graph::fingerprint(g);
   out->costs_known = st.costs == "flops" && !g.nodes.empty();
   out->cost_graph.ops.clear();
   if (out->costs_known) {
@@ -134,13 +135,23 @@ gov::Plan plan_choose(const opt::Options& o, const opt::EnvLookup& env,
   po.intra = o.intra;
   po.smt = o.smt;
   *calibration_found = false;
-  gov::MachineModel model;
-  const bool want_model = o.plan == gov::PlanMode::kAuto || o.plan == gov::PlanMode::kModel;
-  if (graph.known && graph.costs_known && want_model && po.pools == 0 && po.intra == 0) {
+  const bool user = po.pools > 0 || po.intra > 0;
+  const int64_t now = static_cast<int64_t>(time(nullptr));
+  const bool want_measured = o.plan == gov::PlanMode::kAuto || o.plan == gov::PlanMode::kMeasured;
+  if (graph.known && !graph.fingerprint.empty() && want_measured && !user) {
     std::string warning;
-    model = cache::calibration_load(
-        cache::cache_dir(env), cache::machine_id(machine), cache::budget_id(budget), budget.cores,
-        static_cast<int64_t>(time(nullptr)), calibration_found, &warning);
+    in.measured = cache::measured_load(cache::cache_dir(env), cache::machine_id(machine),
+                                       cache::budget_id(budget), graph.fingerprint, now, &warning);
+    if (!warning.empty()) warnings->push_back(warning);
+  }
+  gov::MachineModel model;
+  const bool want_model =
+      (o.plan == gov::PlanMode::kAuto && !in.measured.known) || o.plan == gov::PlanMode::kModel;
+  if (graph.known && graph.costs_known && want_model && !user) {
+    std::string warning;
+    model = cache::calibration_load(cache::cache_dir(env), cache::machine_id(machine),
+                                    cache::budget_id(budget), budget.cores, now, calibration_found,
+                                    &warning);
     if (!warning.empty()) warnings->push_back(warning);
     in.costs = &graph.cost_graph;
     in.model = &model;

@@ -24,6 +24,9 @@ struct GraphSummary {
   // FLOPs are known (costs_known); the model plans from it.
   bool costs_known = false;
   gov::CostGraph cost_graph;
+  // graph::fingerprint of the graph, the key of its measured plans; "" when
+  // the graph came without its operators (a hook that passes statistics only).
+  std::string fingerprint;
 };
 
 struct Planned {
@@ -38,8 +41,9 @@ struct Planned {
 };
 
 // The plan for a budget from the graph and the options: the sources of
-// PARWIDTH_PLAN in order; the machine model is read from the calibration
-// cache when the graph has costs. A bad calibration adds one warning.
+// PARWIDTH_PLAN in order; the measured plan stored for the graph's
+// fingerprint, then the machine model (read from the calibration cache when
+// the graph has costs). A bad stored plan or calibration adds one warning.
 gov::Plan plan_choose(const opt::Options& o, const opt::EnvLookup& env,
                       const topo::Machine& machine, const topo::Budget& budget,
                       const GraphSummary& graph, std::vector<std::string>* warnings,

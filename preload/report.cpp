@@ -9,6 +9,7 @@
 
 #include <cstdio>
 
+#include "governor/plan_store.h"
 #include "preload/json.h"
 #include "preload/log.h"
 
@@ -52,6 +53,26 @@ std::string plan_json(const gov::Plan& p) {
         .value(c.seconds)
         .end_object();
   w.end_array();
+  // What was measured, when and how (source "measured"; null otherwise).
+  w.key("measured");
+  if (p.measured.known) {
+    const gov::MeasuredPlan& m = p.measured;
+    w.begin_object();
+    w.key("pools").value(m.pools);
+    w.key("intra").value(m.intra);
+    w.key("median").value(m.seconds);
+    w.key("min").value(m.min);
+    w.key("max").value(m.max);
+    w.key("runs").value(m.runs);
+    w.key("metric").value(m.metric);
+    w.key("by").value(m.by);
+    w.key("created").value(static_cast<long long>(m.created));
+    w.key("created_utc").value(gov::utc_text(m.created));
+    w.key("version").value(m.version);
+    w.end_object();
+  } else {
+    w.null();
+  }
   w.key("notes").strings(p.notes);
   w.end_object();
   return w.str();
@@ -71,6 +92,11 @@ std::string graph_json(const planning::GraphSummary& g) {
   w.key("work_flops").value(g.work_flops);
   w.key("span_flops").value(g.span_flops);
   w.key("work_over_span").value(g.work_over_span);
+  w.key("fingerprint");
+  if (g.fingerprint.empty())
+    w.null();
+  else
+    w.value(g.fingerprint);
   w.end_object();
   return w.str();
 }

@@ -744,7 +744,8 @@ bool adopt_graph(const planning::GraphSummary& graph) {
   }
   const gov::Plan p =
       planning::plan_choose(r.opt, env_lookup, machine, budget, graph, &warnings, &found);
-  for (const std::string& w : warnings) warn_once("calibration", w);
+  // Keyed by the text: a bad calibration and a bad stored plan each warn once.
+  for (const std::string& w : warnings) warn_once(w, w);
   {
     std::lock_guard<std::mutex> lock(r.mu);
     r.planned.graph = graph;

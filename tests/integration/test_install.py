@@ -380,6 +380,8 @@ def test_deb_install_use_and_remove(deb, tmp_path):
         page = ok(sh(["man", "-P", "cat", "parwidth"], env=env)).stdout
         assert "NAME" in page and "parwidth - a thread governor" in page, page
         run_page = ok(sh(["man", "-P", "cat", "parwidth-run"], env=env)).stdout
+        # Its own summary, not the next command's (the generator once took the next line's).
+        assert "parwidth-run - run CMD with libparwidth.so preloaded" in run_page, run_page
         run_help = ok(sh(["parwidth", "run", "--help"], env=env)).stdout
         for flag in re.findall(r"^  (--[a-z-]+|PARWIDTH_[A-Z_]+)", run_help, re.M):
             assert flag in run_page, flag

@@ -1,13 +1,17 @@
 """Plans from operator costs: what `parwidth plan` and a governed process's report say
-about the plan's source, with an empty cache, a calibration, and a bad calibration."""
+about the plan's source, with an empty cache, a calibration, and a bad calibration; plans
+that remember (`parwidth tune`, `sweep --save`, `parwidth plans`); `parwidth run`'s
+calibration."""
 import json
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from test_core import BIN, LIB, clean_env
+from test_core import BIN, LIB, ROOT, clean_env
 
 PARWIDTH = BIN / "parwidth"
 TWO_CORES = "synthetic:package:1 core:2 pu:1"
@@ -98,3 +102,180 @@ def test_calibrate_show_without_a_calibration_fails_cleanly(tmp_path):
                        text=True, timeout=60)
     assert p.returncode == 1
     assert "built-in" in p.stdout
+
+
+# ---------------------------------------------------------------- plans that remember
+# `parwidth tune`, `parwidth sweep --save`, `parwidth plans [--forget]` with the real engine,
+# and `parwidth run`'s calibration. Every test has its own cache (XDG_CACHE_HOME=tmp_path).
+
+ENGINE = BIN / "parwidth-engine"
+GEN = ROOT / "examples" / "engine" / "gen" / "gen_graphs.py"
+FIXTURE = ROOT / "tests" / "fixtures" / "models" / "squeezenet1_0.onnx"
+SESSION = re.compile(r"session: inter-op threads (\d+), intra-op threads (\d+)")
+needs_engine = pytest.mark.skipif(not ENGINE.exists(), reason="engine not built (no oneDNN)")
+
+
+def pw(cache, *args, timeout=600, **env):
+    e = clean_env(XDG_CACHE_HOME=cache, **env)
+    return subprocess.run([str(PARWIDTH), *map(str, args)], env=e, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def governed(cache, tmp_path, cmd, **env):
+    """One governed run of cmd; its report and the session's thread counts."""
+    report = tmp_path / "governed.json"
+    e = clean_env(XDG_CACHE_HOME=cache, LD_PRELOAD=LIB, PARWIDTH_REPORT=report, PARWIDTH_NODE="off",
+                  **env)
+    p = subprocess.run([str(c) for c in cmd], env=e, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    m = SESSION.search(p.stdout)
+    assert m, p.stdout
+    return json.loads(report.read_text()), (int(m.group(1)), int(m.group(2))), p
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    path = tmp_path_factory.mktemp("graphs") / "towers.json"
+    subprocess.run([sys.executable, str(GEN), "towers", "--lengths", "3,2", "--channels", "8",
+                    "--size", "8", "-o", str(path)], check=True)
+    return path
+
+
+@needs_engine
+def test_tune_stores_a_plan_that_the_next_governed_run_uses(tmp_path):
+    cache = tmp_path / "cache"
+    engine = [ENGINE, FIXTURE, "--iterations", "1", "--warmup", "0"]
+    # A small budget: the two runs every tune makes, then it stops and stores the best.
+    t = pw(cache, "tune", "--budget-s", "1", "--repeat", "1", "--json", "--", *engine)
+    assert t.returncode == 0, t.stderr
+    res = json.loads(t.stdout)
+    measured = [c for c in res["candidates"] if c["runs"]]
+    assert len(measured) >= 2
+    first = res["candidates"][0]
+    assert (first["pools"], first["intra"]) == (res["predicted"]["pools"],
+                                                res["predicted"]["intra"])
+    best = res["best"]
+    assert (best["pools"], best["intra"]) in {(c["pools"], c["intra"]) for c in measured}
+    stored = Path(res["stored"])
+    assert stored.parent == cache / "parwidth" and res["fingerprint"] in stored.name
+    assert oct(stored.stat().st_mode & 0o777) == "0o600"
+
+    # The next governed run of that graph: source measured, the stored counts in the session.
+    rep, session, _ = governed(cache, tmp_path, engine)
+    plan = rep["plan"]
+    assert rep["graph"]["fingerprint"] == res["fingerprint"]
+    assert plan["source"] == "measured", plan
+    assert (plan["pools"], plan["threads"]) == (best["pools"], best["intra"])
+    assert session == (best["pools"], best["intra"])
+    assert plan["measured"]["by"] == "tune" and plan["measured"]["runs"] == best["runs"]
+    assert "parwidth tune" in plan["source_detail"] and "UTC" in plan["source_detail"]
+
+    # `parwidth plan --model` shows it too, and `parwidth plans` lists it here.
+    p = pw(cache, "plan", "--model", FIXTURE, "--json", "--no-calibrate")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["graph"]["fingerprint"] == res["fingerprint"]
+    assert d["plan"]["source"] == "measured"
+    assert (d["plan"]["pools"], d["plan"]["threads"]) == (best["pools"], best["intra"])
+    listed = json.loads(pw(cache, "plans", "--json").stdout)["plans"]
+    assert [(x["fingerprint"], x["here"], x["by"], x["pools"], x["intra"]) for x in listed] == [
+        (res["fingerprint"], True, "tune", best["pools"], best["intra"])]
+    text = pw(cache, "plans").stdout
+    assert res["fingerprint"] in text and "[here]" in text and "parwidth tune" in text
+
+    # Forgotten: the next run plans from the model again.
+    f = pw(cache, "plans", "--forget", res["fingerprint"][:6])
+    assert f.returncode == 0 and "removed 1" in f.stdout, f.stderr
+    assert not stored.exists()
+    assert json.loads(pw(cache, "plans", "--json").stdout)["plans"] == []
+    rep, session, _ = governed(cache, tmp_path, engine)
+    assert rep["plan"]["source"] == "model" and rep["plan"]["measured"] is None
+    assert session == (rep["plan"]["pools"], rep["plan"]["threads"])
+
+
+@needs_engine
+def test_sweep_save_stores_the_grid_best_for_a_generated_graph(tmp_path, generated):
+    cache = tmp_path / "cache"
+    engine = [ENGINE, generated, "--iterations", "1"]
+    s = pw(cache, "sweep", "--save", "--repeat", "1", "--pools", "1,2", "--intra", "1,2",
+           "--json", "--out", tmp_path / "out", "--", *engine)
+    assert s.returncode == 0, s.stderr
+    res = json.loads(s.stdout)
+    best = res["best"]
+    assert res["saved"] and Path(res["saved"]).exists()
+    rep, session, _ = governed(cache, tmp_path, engine)
+    assert rep["graph"]["fingerprint"] == res["fingerprint"]
+    assert rep["plan"]["source"] == "measured"
+    assert (rep["plan"]["pools"], rep["plan"]["threads"]) == (best["pools"], best["intra"])
+    assert session == (best["pools"], best["intra"])
+    assert rep["plan"]["measured"]["by"] == "sweep --save"
+    assert rep["plan"]["measured"]["median"] == best["median"]
+    listed = json.loads(pw(cache, "plans", "--json").stdout)["plans"]
+    assert [(x["by"], x["here"]) for x in listed] == [("sweep --save", True)]
+    # PARWIDTH_PLAN=width and the user's counts still win over a stored plan.
+    rep, _, _ = governed(cache, tmp_path, engine, PARWIDTH_PLAN="width")
+    assert rep["plan"]["source"] == "width"
+    assert pw(cache, "plans", "--forget", "--all").stdout.startswith("removed 1")
+    rep, _, _ = governed(cache, tmp_path, engine)
+    assert rep["plan"]["source"] != "measured"
+
+
+@needs_engine
+def test_a_bad_stored_plan_is_one_warning_and_the_model_plans(tmp_path):
+    cache = tmp_path / "cache"
+    engine = [ENGINE, FIXTURE, "--iterations", "1", "--warmup", "0"]
+    t = pw(cache, "tune", "--budget-s", "1", "--repeat", "1", "--json", "--", *engine)
+    assert t.returncode == 0, t.stderr
+    stored = Path(json.loads(t.stdout)["stored"])
+    stored.write_text(stored.read_text()[:40])  # truncated
+    rep, _, p = governed(cache, tmp_path, engine)
+    assert rep["plan"]["source"] == "model"
+    assert len([w for w in rep["warnings"] if "measured plan" in w and "corrupt" in w]) == 1
+    assert p.stderr.count("measured plan") == 1
+    listed = json.loads(pw(cache, "plans", "--json").stdout)["plans"]
+    assert len(listed) == 1 and not listed[0]["valid"] and "truncated" in listed[0]["why"]
+    # A symlink in its place: refused the same way.
+    stored.unlink()
+    (tmp_path / "elsewhere.txt").write_text("parwidth-plan 1\n")
+    stored.symlink_to(tmp_path / "elsewhere.txt")
+    rep, _, _ = governed(cache, tmp_path, engine)
+    assert rep["plan"]["source"] == "model"
+    assert any("measured plan" in w and "symlink" in w for w in rep["warnings"])
+
+
+def test_tune_and_plans_usage(tmp_path):
+    cache = tmp_path / "cache"
+    p = pw(cache, "tune", "--budget-s", "5", "--", "true")
+    assert p.returncode == 1 and "no graph fingerprint" in p.stderr
+    assert not (cache / "parwidth").exists() or not list((cache / "parwidth").glob("plan-*"))
+    for bad in (["tune", "--budget-s", "0", "--", "true"], ["tune", "--repeat", "x", "--", "true"],
+                ["tune", "--metric", "no group", "--", "true"], ["tune"], ["plans", "--forget"],
+                ["plans", "--all"], ["plans", "--bogus"]):
+        assert pw(cache, *bad).returncode == 2, bad
+    p = pw(cache, "plans")
+    assert p.returncode == 0 and "no measured plans stored" in p.stdout
+    p = pw(cache, "plans", "--forget", "0123456789abcdef")
+    assert p.returncode == 1 and "no stored plan" in p.stderr
+
+
+def test_run_calibrates_once_per_machine_and_budget(tmp_path):
+    if not (BIN / "parwidth-calibrate").exists():
+        pytest.skip("parwidth-calibrate not built (no OpenMP)")
+    prog = [sys.executable, "-c", "print('ran')"]
+    skipped = pw(tmp_path / "skip", "run", "--no-calibrate", "--", *prog)
+    assert skipped.returncode == 0 and skipped.stdout == "ran\n"
+    assert "calibrating" not in skipped.stderr
+    assert not (tmp_path / "skip" / "parwidth").exists()
+    off = pw(tmp_path / "off", "run", "--mode", "off", "--", *prog)
+    assert "calibrating" not in off.stderr and not (tmp_path / "off" / "parwidth").exists()
+
+    cache = tmp_path / "cache"
+    first = pw(cache, "run", "--", *prog)
+    assert first.returncode == 0 and first.stdout == "ran\n", first.stderr
+    assert first.stderr.count("calibrating") == 1
+    files = [f.name for f in (cache / "parwidth").iterdir() if f.name.startswith("calibration-")]
+    assert len(files) == 1
+    again = pw(cache, "run", "--", *prog)
+    assert again.returncode == 0 and "calibrating" not in again.stderr
+    # The program's exit code is its own, calibrated or not.
+    assert pw(tmp_path / "rc", "run", "--", sys.executable, "-c", "raise SystemExit(3)").returncode == 3

@@ -37,6 +37,16 @@ CostGraph towers() {
   return g;
 }
 
+MeasuredPlan measured(int pools, int intra, double seconds, const std::string& how) {
+  MeasuredPlan m;
+  m.known = true;
+  m.pools = pools;
+  m.intra = intra;
+  m.seconds = seconds;
+  m.how = how;
+  return m;
+}
+
 PlanInputs inputs(const CostGraph* g, const MachineModel* m) {
   PlanInputs in;
   in.width.known = true;
@@ -51,7 +61,7 @@ TEST(PlanSource, AutoPrefersMeasuredThenModelThenWidth) {
   const CostGraph g = towers();
   const MachineModel m = scaling_model();
   PlanInputs in = inputs(&g, &m);
-  in.measured = {true, 1, 1, 0.5, "parwidth tune, 6 runs"};
+  in.measured = measured(1, 1, 0.5, "parwidth tune, 6 runs");
   Plan p = plan_choose(two_core_budget(), in, {});
   EXPECT_EQ(p.source, "measured");
   EXPECT_EQ(p.pools, 1);
@@ -80,7 +90,7 @@ TEST(PlanSource, ModesAndUser) {
   const CostGraph g = towers();
   const MachineModel m = scaling_model();
   PlanInputs in = inputs(&g, &m);
-  in.measured = {true, 1, 1, 0.5, "sweep"};
+  in.measured = measured(1, 1, 0.5, "sweep");
   in.mode = PlanMode::kWidth;
   Plan p = plan_choose(two_core_budget(), in, {});
   EXPECT_EQ(p.source, "width");
@@ -103,7 +113,7 @@ TEST(PlanSource, ModesAndUser) {
   PlanOptions user;
   user.pools = 1;
   in.mode = PlanMode::kAuto;
-  in.measured = {true, 2, 1, 0.5, "sweep"};
+  in.measured = measured(2, 1, 0.5, "sweep");
   p = plan_choose(two_core_budget(), in, user);
   EXPECT_EQ(p.source, "user");
   EXPECT_EQ(p.pools, 1);

@@ -1,0 +1,52 @@
+// governor/plan_store: the text of one stored measured plan, one file per
+// (graph fingerprint, budget) in the user's cache (`parwidth tune`,
+// `parwidth sweep --save`; listed by `parwidth plans`).
+//
+// Pure: formatting and validation only; preload/cache reads and writes the
+// file. Parsing never throws and never trusts its input: a bad file is a
+// status and a reason, and the caller falls back to the next plan source.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "governor/plan.h"
+
+namespace pw::gov {
+
+struct StoredPlan {
+  std::string machine;  // preload/cache's machine id, compared verbatim
+  std::string budget;   // preload/cache's budget id
+  std::string graph;    // the graph's fingerprint (graph::fingerprint)
+  MeasuredPlan plan;    // known = true on a parsed file; `how` is derived
+};
+
+enum class PlanFileStatus {
+  kOk,
+  kCorrupt,       // not a plan file, truncated, bad numbers, dated in the future
+  kOtherMachine,  // measured on another machine
+  kOtherBudget,   // measured on this machine for another CPU budget
+  kOtherGraph,    // measured for another graph (a copied file, a name collision)
+};
+
+inline constexpr size_t kPlanFileMaxBytes = 16 * 1024;
+
+const char* plan_file_status_name(PlanFileStatus s);
+
+std::string plan_file_format(const StoredPlan& s);
+
+// Parses `text` and checks it against this machine, budget and graph; an empty
+// expected string skips that check (`parwidth plans` lists every file). A file
+// dated more than a day after `now` is corrupt. On kOk fills *out, with
+// out->plan.how describing the measurement in one line.
+PlanFileStatus plan_file_parse(const std::string& text, const std::string& machine,
+                               const std::string& budget, const std::string& graph, int64_t now,
+                               StoredPlan* out, std::string* why);
+
+// "parwidth tune, 2026-12-01 03:10 UTC, 8 runs, median 0.0123 s (spread 4%)".
+std::string measured_describe(const MeasuredPlan& m);
+
+// "2026-12-01 03:10 UTC" for unix seconds.
+std::string utc_text(int64_t t);
+
+}  // namespace pw::gov
