@@ -67,7 +67,8 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
   struct Running {
     uint32_t op;
     int pool;
-    double left;  // seconds of work at the speed alone
+    double dispatch;  // seconds of the executor's bookkeeping left (serialised)
+    double left;      // seconds of work at the speed alone
   };
   std::vector<Running> running;
   const int cores = std::max(1, m.cores);
@@ -92,7 +93,11 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
         if (!busy[static_cast<size_t>(q)]) pool = q;
       busy[static_cast<size_t>(pool)] = 1;
       const bool costs = !g.ops[*best].folded;
-      running.push_back({*best, pool, alone[*best] + (wake && costs ? m.wake_s : 0.0)});
+      // The executor's per-operator bookkeeping (dequeue, successor counts,
+      // notify) runs under its one lock: pools take turns at it.
+      const double dispatch = costs ? std::min(m.op_overhead_s, alone[*best]) : 0.0;
+      running.push_back(
+          {*best, pool, dispatch, alone[*best] - dispatch + (wake && costs ? m.wake_s : 0.0)});
       ready.erase(best);
     }
     // Pools left without work fall asleep.
@@ -113,16 +118,27 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
         rate[i] = share * oversub_factor(m, o, d, cores) / oversub_factor(m, o, demand, cores);
       }
     }
+    // Operators still in their bookkeeping share the lock and use no team yet.
+    size_t locked = 0;
+    for (const Running& r : running) locked += r.dispatch > 0;
+    const double lock_rate = locked ? 1.0 / static_cast<double>(locked) : 1.0;
     double step = std::numeric_limits<double>::infinity();
-    for (size_t i = 0; i < running.size(); ++i) step = std::min(step, running[i].left / rate[i]);
+    for (size_t i = 0; i < running.size(); ++i)
+      step = std::min(step, running[i].dispatch > 0 ? running[i].dispatch / lock_rate
+                                                    : running[i].left / rate[i]);
     now += step;
     // Operators finishing at this instant, in index order, release their successors.
     std::vector<uint32_t> finished;
     std::vector<Running> still;
     for (size_t i = 0; i < running.size(); ++i) {
       Running r = running[i];
-      r.left -= step * rate[i];
-      if (r.left <= 1e-15 * std::max(1.0, alone[r.op])) {
+      if (r.dispatch > 0) {
+        r.dispatch -= step * lock_rate;
+        if (r.dispatch <= 1e-15) r.dispatch = 0;
+      } else {
+        r.left -= step * rate[i];
+      }
+      if (r.dispatch <= 0 && r.left <= 1e-15 * std::max(1.0, alone[r.op])) {
         finished.push_back(r.op);
         busy[static_cast<size_t>(r.pool)] = 0;
         awake[static_cast<size_t>(r.pool)] = 1;

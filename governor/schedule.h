@@ -38,7 +38,11 @@ struct CostGraph {
 // fewer cores get preempted inside each other's barriers, each operator is
 // slowed further by what one team of D threads pays over a team of `cores`
 // threads on that operator (op_seconds at D over op_seconds at cores, from
-// the machine model: measured by the calibration). Returns the makespan in
+// the machine model: measured by the calibration). Each operator's dispatch
+// overhead (m.op_overhead_s) is the executor's bookkeeping under its one lock:
+// operators in it share it, one at a time. A pool that has just finished
+// takes the next ready operator itself; an idle pool sleeps and pays
+// m.wake_s before it starts one. Returns the makespan in
 // seconds, or -1 for a graph without a schedule (empty, cyclic, bad index).
 double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m);
 

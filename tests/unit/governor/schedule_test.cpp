@@ -153,6 +153,18 @@ TEST(Simulate, FoldedOperatorsCostNothing) {
   EXPECT_NEAR(simulate(g, 2, 1, m), 6.5, 1e-9);
 }
 
+TEST(Simulate, PoolsTakeTurnsAtTheExecutorsBookkeeping) {
+  MachineModel m = two_cores(true);
+  m.op_overhead_s = 1;
+  // Two independent operators of 1 s bookkeeping + 2 s work. One pool: 3 + 3.
+  CostGraph g;
+  g.ops = {op(2), op(2)};
+  EXPECT_NEAR(simulate(g, 1, 1, m), 6, 1e-9);
+  // Two pools share the executor's lock (half speed each: both through it at
+  // 2 s), then work side by side: 4, not 3.
+  EXPECT_NEAR(simulate(g, 2, 1, m), 4, 1e-9);
+}
+
 TEST(Simulate, NoScheduleForBadGraphs) {
   const MachineModel m = two_cores(true);
   CostGraph empty;

@@ -13,8 +13,9 @@ namespace {
 TEST(CostGraph, ShapeArithmeticIsFoldedHeavyOperatorsAreNot) {
   GraphSummary s;
   std::string err;
-  ASSERT_TRUE(graph_summary(std::string(PW_SOURCE_DIR) + "/tests/fixtures/models/transformer_encoder.onnx",
-                            &s, &err, "", nullptr))
+  ASSERT_TRUE(
+      graph_summary(std::string(PW_SOURCE_DIR) + "/tests/fixtures/models/transformer_encoder.onnx",
+                    &s, &err, "", nullptr))
       << err;
   ASSERT_TRUE(s.costs_known);
   size_t folded = 0, heavy_folded = 0, costed = 0;
