@@ -11,16 +11,28 @@ namespace pw::gov {
 namespace {
 
 constexpr double kBuiltinFlopsPerS = 2.5e10;
+// What an oversubscribed team loses per operator and extra thread per core:
+// a fraction of a scheduler time slice (Linux's minimum granularity is 0.75-3 ms).
+constexpr double kBuiltinSliceS = 5e-5;
 constexpr int kMaxCores = 4096;
 constexpr size_t kMaxRows = 64;
 
+// One operator on a team of t threads whose threads are awake (spinning): the
+// compute at kBuiltinFlopsPerS per core, the team's fork/join (a barrier
+// tree, log2 t levels, and per-thread setup), and for a team larger than the
+// cores the time slices: each extra thread per core costs half the compute
+// again (a preempted thread stalls the whole team at the next barrier) and a
+// scheduler slice share at every operator.
 double builtin_seconds(double flops, int t, int cores) {
   const int busy = std::min(t, cores);
   double s = flops / (kBuiltinFlopsPerS * busy);
-  if (t > cores) s *= 1.0 + 0.15 * static_cast<double>(t - cores) / cores;
+  if (t > cores) {
+    const double extra = static_cast<double>(t - cores) / cores;
+    s = s * (1.0 + 0.5 * extra) + kBuiltinSliceS * extra;
+  }
   int log2t = 0;
   while ((1 << log2t) < t) ++log2t;
-  return s + 2e-6 * log2t + 4e-7 * t;
+  return s + 1e-6 * log2t + 4e-7 * t;
 }
 
 // Splits "word rest" at the first space.
@@ -85,6 +97,10 @@ double op_seconds(const MachineModel& m, double flops, double bytes, int threads
   const int t = std::max(1, threads);
   const int busy = std::min(t, std::max(1, m.cores));
   double mem = bytes > 0 ? bytes / (m.bytes_per_s * busy) : 0;
+  // A team's threads sleep between operators (OpenMP runtimes spin only briefly
+  // once a process has more threads than cores, as every host with inter-op
+  // workers has): each operator on a team wakes them, light operators too.
+  const double wake = t > 1 ? m.wake_s : 0.0;
   double compute = 0;
   if (flops > 0 && !m.rows.empty()) {
     const size_t col = static_cast<size_t>(t) - 1;
@@ -115,7 +131,7 @@ double op_seconds(const MachineModel& m, double flops, double bytes, int threads
       compute = std::clamp(v, s0 * flops / f0, s0);
     }
   }
-  return m.op_overhead_s + std::max(compute, mem);
+  return m.op_overhead_s + std::max(compute, mem) + wake;
 }
 
 const char* calibration_status_name(CalibrationStatus s) {
@@ -145,6 +161,8 @@ std::string calibration_format(const Calibration& c) {
   s += std::string("bytes_per_s ") + buf + "\n";
   snprintf(buf, sizeof buf, "%.6g", c.model.op_overhead_s);
   s += std::string("op_overhead_s ") + buf + "\n";
+  snprintf(buf, sizeof buf, "%.6g", c.model.wake_s);
+  s += std::string("wake_s ") + buf + "\n";
   for (const SizeRow& r : c.model.rows) {
     snprintf(buf, sizeof buf, "%.6g", r.flops);
     s += std::string("size ") + buf;
@@ -209,6 +227,9 @@ CalibrationStatus calibration_parse(const std::string& text, const std::string& 
     } else if (key == "op_overhead_s") {
       if (!parse_one(rest, 0, 1e-1, &v)) return corrupt("bad 'op_overhead_s'");
       c.model.op_overhead_s = v;
+    } else if (key == "wake_s") {
+      if (!parse_one(rest, 0, 1e-1, &v)) return corrupt("bad 'wake_s'");
+      c.model.wake_s = v;
     } else if (key == "size") {
       SizeRow r;
       if (!parse_row(rest, &r)) return corrupt("bad 'size' line " + std::to_string(lineno));

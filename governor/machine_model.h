@@ -26,19 +26,31 @@ struct MachineModel {
   int cores = 1;
   double bytes_per_s = 8e9;     // one core streaming memory (light operators)
   double op_overhead_s = 3e-6;  // fixed cost of dispatching one operator
-  std::vector<SizeRow> rows;    // ascending flops, same team count in each
+  // Waking a sleeping thread (futex wake and a context switch): what an
+  // operator pays when an idle inter-op pool must be woken to run it.
+  double wake_s = 1e-5;
+  std::vector<SizeRow> rows;  // ascending flops, same team count in each
 };
 
 // The built-in model for `cores` physical cores, used while no calibration is
 // stored. Per core 2.5e10 FLOP/s at large sizes; a team of t <= cores threads
 // runs an operator of f FLOPs in
-//   f / (2.5e10 * t) + 2e-6 * ceil(log2 t) (fork/join) + 4e-7 * t (per-thread setup)
-// and an oversubscribed team (t > cores) gets the cores' throughput, less
-// 15% per extra thread per core (time slices cut into OpenMP barriers).
+//   f / (2.5e10 * t) + 1e-6 * ceil(log2 t) (fork/join) + 4e-7 * t (per-thread setup)
+// with its threads awake; an oversubscribed team (t > cores) gets the cores'
+// throughput, and each extra thread per core, x = (t - cores) / cores, adds
+// half the compute again and 50 us (a share of a scheduler slice: preempted
+// threads stall the team's barriers). Waking a sleeping thread costs
+// wake_s = 10 us (a futex wake and a context switch, as on a virtual machine;
+// bare metal is nearer 3-5 us): every operator on a team of t > 1 pays it
+// (op_seconds), and so does an operator that an idle inter-op pool must wake
+// up for (simulate). A calibration measures all of these on this budget.
 MachineModel builtin_model(int cores);
 
 // Seconds for one operator of `flops` FLOPs and `bytes` bytes moved on a team
-// of `threads` threads, alone on the budget. Between calibrated sizes the
+// of `threads` threads, alone on the budget: the dispatch overhead, the
+// larger of compute and memory time, and wake_s when threads > 1 (the team's
+// threads sleep between operators once a process has more threads than
+// cores, as hosts with inter-op workers do). Between calibrated sizes the
 // team's speed-up is interpolated on log(flops); beyond them it is clamped.
 // flops <= 0 costs the memory time and the overhead only.
 double op_seconds(const MachineModel& m, double flops, double bytes, int threads);

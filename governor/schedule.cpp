@@ -30,6 +30,15 @@ bool topo_order(const CostGraph& g, std::vector<uint32_t>* order,
   return order->size() == n;
 }
 
+// How much slower an operator runs on a team of `threads` than on a team of
+// `cores` threads (1 when the team fits the cores).
+double oversub_factor(const MachineModel& m, const OpCost& o, int threads, int cores) {
+  if (threads <= cores) return 1.0;
+  const double fit = op_seconds(m, o.flops, o.bytes, cores);
+  const double over = op_seconds(m, o.flops, o.bytes, threads);
+  return fit > 0 ? std::max(1.0, over / fit) : 1.0;
+}
+
 }  // namespace
 
 double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m) {
@@ -40,7 +49,8 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
   if (!topo_order(g, &order, &succs)) return -1;
 
   std::vector<double> alone(n), level(n, 0);
-  for (size_t v = 0; v < n; ++v) alone[v] = op_seconds(m, g.ops[v].flops, g.ops[v].bytes, intra);
+  for (size_t v = 0; v < n; ++v)
+    alone[v] = g.ops[v].folded ? 0.0 : op_seconds(m, g.ops[v].flops, g.ops[v].bytes, intra);
   for (size_t i = n; i-- > 0;) {
     const uint32_t v = order[i];
     double tail = 0;
@@ -56,12 +66,18 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
 
   struct Running {
     uint32_t op;
-    double left;  // seconds of work at the speed alone
+    int pool;
+    double dispatch;  // seconds of the executor's bookkeeping left (serialised)
+    double left;      // seconds of work at the speed alone
   };
   std::vector<Running> running;
   const int cores = std::max(1, m.cores);
   const int d = intra;
   const double alone_cores = std::min(d, cores);
+  // A pool that has just finished an operator takes the next ready one itself;
+  // a pool that was already idle sleeps and must first be woken (a futex wake
+  // and a context switch: m.wake_s). At the start every pool is awake.
+  std::vector<char> busy(static_cast<size_t>(pools), 0), awake(static_cast<size_t>(pools), 1);
   double now = 0;
   size_t done = 0;
   while (done < n) {
@@ -69,26 +85,68 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
       auto best = ready.begin();
       for (auto it = ready.begin(); it != ready.end(); ++it)
         if (level[*it] > level[*best] || (level[*it] == level[*best] && *it < *best)) best = it;
-      running.push_back({*best, alone[*best]});
+      int pool = -1;
+      for (int q = 0; q < pools && pool < 0; ++q)
+        if (!busy[static_cast<size_t>(q)] && awake[static_cast<size_t>(q)]) pool = q;
+      const bool wake = pool < 0;
+      for (int q = 0; q < pools && pool < 0; ++q)
+        if (!busy[static_cast<size_t>(q)]) pool = q;
+      busy[static_cast<size_t>(pool)] = 1;
+      const bool costs = !g.ops[*best].folded;
+      // The executor's per-operator bookkeeping (dequeue, successor counts,
+      // notify) runs under its one lock: pools take turns at it.
+      const double dispatch = costs ? std::min(m.op_overhead_s, alone[*best]) : 0.0;
+      running.push_back(
+          {*best, pool, dispatch, alone[*best] - dispatch + (wake && costs ? m.wake_s : 0.0)});
       ready.erase(best);
     }
+    // Pools left without work fall asleep.
+    std::fill(awake.begin(), awake.end(), 0);
     if (running.empty()) return -1;  // cannot happen on a DAG
-    const double demand = static_cast<double>(d) * static_cast<double>(running.size());
-    const double rate = demand <= cores ? 1.0 : std::min(1.0, cores * d / demand / alone_cores);
+    const int demand = d * static_cast<int>(running.size());
+    const double share = demand <= cores
+                             ? 1.0
+                             : std::min(1.0, cores * static_cast<double>(d) / demand / alone_cores);
+    // Teams that together oversubscribe the cores also pay what one team of that
+    // many threads pays over a team of `cores` (preempted threads holding up
+    // barriers): the model's own oversubscribed times, per operator size.
+    std::vector<double> rate(running.size(), share);
+    if (demand > cores) {
+      for (size_t i = 0; i < running.size(); ++i) {
+        const OpCost& o = g.ops[running[i].op];
+        if (o.folded) continue;
+        rate[i] = share * oversub_factor(m, o, d, cores) / oversub_factor(m, o, demand, cores);
+      }
+    }
+    // Operators still in their bookkeeping share the lock and use no team yet.
+    size_t locked = 0;
+    for (const Running& r : running) locked += r.dispatch > 0;
+    const double lock_rate = locked ? 1.0 / static_cast<double>(locked) : 1.0;
     double step = std::numeric_limits<double>::infinity();
-    for (const Running& r : running) step = std::min(step, r.left / rate);
+    for (size_t i = 0; i < running.size(); ++i)
+      step = std::min(step, running[i].dispatch > 0 ? running[i].dispatch / lock_rate
+                                                    : running[i].left / rate[i]);
     now += step;
     // Operators finishing at this instant, in index order, release their successors.
     std::vector<uint32_t> finished;
-    for (auto it = running.begin(); it != running.end();) {
-      it->left -= step * rate;
-      if (it->left <= 1e-15 * std::max(1.0, alone[it->op])) {
-        finished.push_back(it->op);
-        it = running.erase(it);
+    std::vector<Running> still;
+    for (size_t i = 0; i < running.size(); ++i) {
+      Running r = running[i];
+      if (r.dispatch > 0) {
+        r.dispatch -= step * lock_rate;
+        if (r.dispatch <= 1e-15) r.dispatch = 0;
       } else {
-        ++it;
+        r.left -= step * rate[i];
+      }
+      if (r.dispatch <= 0 && r.left <= 1e-15 * std::max(1.0, alone[r.op])) {
+        finished.push_back(r.op);
+        busy[static_cast<size_t>(r.pool)] = 0;
+        awake[static_cast<size_t>(r.pool)] = 1;
+      } else {
+        still.push_back(r);
       }
     }
+    running.swap(still);
     std::sort(finished.begin(), finished.end());
     for (uint32_t v : finished) {
       ++done;

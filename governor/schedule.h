@@ -14,11 +14,14 @@
 namespace pw::gov {
 
 // One operator: its FLOPs (0 for a light operator), the bytes it moves
-// (0 when unknown) and the operators whose outputs it reads.
+// (0 when unknown) and the operators whose outputs it reads. A folded
+// operator (a constant, or shape arithmetic on constants) is computed once
+// when the framework loads the graph, not at every run: it costs nothing.
 struct OpCost {
   double flops = 0;
   double bytes = 0;
   std::vector<uint32_t> preds;
+  bool folded = false;
 };
 
 struct CostGraph {
@@ -31,7 +34,15 @@ struct CostGraph {
 // threads; ties to the lower index). An operator alone takes op_seconds();
 // operators running together share the cores: while the running teams ask
 // for D > cores threads, a team of d gets cores x d / D cores, so it runs at
-// min(1, that / min(d, cores)) of its speed alone. Returns the makespan in
+// min(1, that / min(d, cores)) of its speed alone; and, since D threads on
+// fewer cores get preempted inside each other's barriers, each operator is
+// slowed further by what one team of D threads pays over a team of `cores`
+// threads on that operator (op_seconds at D over op_seconds at cores, from
+// the machine model: measured by the calibration). Each operator's dispatch
+// overhead (m.op_overhead_s) is the executor's bookkeeping under its one lock:
+// operators in it share it, one at a time. A pool that has just finished
+// takes the next ready operator itself; an idle pool sleeps and pays
+// m.wake_s before it starts one. Returns the makespan in
 // seconds, or -1 for a graph without a schedule (empty, cyclic, bad index).
 double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m);
 

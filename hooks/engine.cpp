@@ -85,13 +85,18 @@ void govern_session(const void* model, size_t size, pwe_session_options* opts, c
   graph::Graph g;
   graph::Stats st;
   std::string err;
-  // Shapes (the model's own input shapes) give each operator its FLOPs, so the
-  // model can plan the session; a graph whose shapes fail still has its width.
+  // Shapes (the model's own input shapes, or PARWIDTH_INPUT_SHAPES where the
+  // user gave the sizes the session runs at) give each operator its FLOPs, so
+  // the model can plan the session; a graph whose shapes fail still has its width.
   graph::Status gs = graph::model_parse(model, size, graph::Format::kAuto, &g, &err);
   if (gs == graph::Status::kOk) {
     std::vector<std::string> shape_warnings;
     std::string shape_err;
-    graph::shapes_infer(&g, {}, &shape_warnings, &shape_err);
+    graph::InputShapes given;
+    if (graph::input_shapes_parse(rt::options().input_shapes, &given, &shape_err) !=
+        graph::Status::kOk)
+      given = {};
+    graph::shapes_infer(&g, given, &shape_warnings, &shape_err);
     gs = graph::stats_compute(g, &st, &err);
   }
   if (gs != graph::Status::kOk) {

@@ -116,6 +116,11 @@ void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* o
       c.flops = n.flops > 0 ? n.flops : 0;
       c.bytes = n.bytes > 0 ? n.bytes : 0;
       c.preds = n.preds;
+      // What shape inference folded (constants, shape arithmetic) frameworks fold too.
+      c.folded =
+          n.op == "Constant" ||
+          (!n.out.empty() && std::all_of(n.out.begin(), n.out.end(),
+                                         [](const graph::TensorInfo& t) { return t.has_values; }));
       out->cost_graph.ops.push_back(std::move(c));
     }
   }

@@ -6,7 +6,16 @@ recommender; ONNX, weights stripped, filled with seeded random values), and writ
 docs/paper-results.md.
 
     python3 bench/paper/run.py [--build build] [--repeat 5] [--out /tmp/paper] [--doc docs/paper-results.md]
-                               [--only NAME,...]
+                               [--only NAME,...] [--runs builtin,calibrated]
+
+Two runs, as the acceptance of the plans issue asks: `builtin` sweeps with an empty cache
+(XDG_CACHE_HOME a new empty folder: the plan comes from the built-in machine model) and
+`calibrated` runs `parwidth calibrate` into another new folder, then sweeps with that one
+(the plan comes from this machine's calibration). Each run prints, per graph, the
+Spearman rank correlation between the plan's predicted time of every candidate (the
+report's `plan.predicted`) and the candidates' measured medians, and a summary line: the
+geometric mean and worst of plan/best, and the graphs on which the plan's median is
+slower than both Intel's setting's and TensorFlow's default's.
 
 Per graph: `parwidth sweep --repeat R --json --metric 'time per iteration: (ms)'` over the
 default grid (pools 1..cores x intra 1..2 x cores with pools * intra <= 2 x cores, so
@@ -17,6 +26,9 @@ TensorFlow's too). Runs are interleaved by the sweep; each ratio X/best is taken
 repetition (run r of X over run r of the best configuration, which ran in the same round)
 and shown as min / median / max.
 
+The engine's session is planned from its graph with the input sizes it runs at
+(PARWIDTH_INPUT_SHAPES, set for the image models from `FAMILIES`).
+
 Beside the best: a lower bound from `parwidth-engine --profile` (each operator timed alone
 at each team size 1..cores): max(work / cores, span), work = the operators' times at one
 thread summed, span = the longest path with each operator at its fastest team size.
@@ -25,6 +37,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -53,6 +66,42 @@ def ratios(x, best):
     return min(r), statistics.median(r), max(r)
 
 
+def ranks(v):
+    """Ranks 1..n, ties sharing their mean rank."""
+    order = sorted(range(len(v)), key=lambda i: v[i])
+    r = [0.0] * len(v)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return r
+
+
+def spearman(a, b):
+    """Spearman's rank correlation (Pearson's on the ranks); None when either side is constant."""
+    if len(a) < 2:
+        return None
+    ra, rb = ranks(a), ranks(b)
+    ma, mb = statistics.mean(ra), statistics.mean(rb)
+    num = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    den = (sum((x - ma) ** 2 for x in ra) * sum((y - mb) ** 2 for y in rb)) ** 0.5
+    return num / den if den else None
+
+
+def predicted_vs_measured(s, report):
+    """(rho, predicted ms per (pools, intra)): the plan's predicted time of each candidate
+    against the grid's measured medians."""
+    pred = {(c["pools"], c["intra"]): c["seconds"] * 1e3
+            for c in report.get("plan", {}).get("predicted", [])}
+    pairs = [(pred[(g["pools"], g["intra"])], g["median"]) for g in s["grid"]
+             if (g["pools"], g["intra"]) in pred]
+    return spearman([p for p, _ in pairs], [m for _, m in pairs]), pred
+
+
 def fmt3(t):
     return "%.2f / %.2f / %.2f" % t
 
@@ -78,6 +127,37 @@ def profile_bound(engine, model, args, cores, env):
     return {"work": work, "span": span, "bound": max(work / cores, span)}
 
 
+def sweep_graph(pw, engine, name, model, args, out, repeat, env):
+    cmd = [str(pw), "sweep", "--repeat", str(repeat), "--json", "--metric", METRIC,
+           "--out", str(out), "--", str(engine), str(model), *args]
+    print("bench/paper:", " ".join(cmd), file=sys.stderr, flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        sys.exit("bench/paper: sweep failed for %s:\n%s" % (name, p.stderr))
+    s = json.loads(p.stdout)
+    try:
+        report = json.loads((out / "plan-report.json").read_text())
+    except (OSError, ValueError):
+        report = {}
+    return s, report
+
+
+def summarise(title, sel, star):
+    """One line per selection: geometric mean and worst plan/best, and where the plan lost to both."""
+    gm = statistics.geometric_mean
+    pb = [ratios(r["s"]["plan"], r["s"]["best"])[1] for r in sel]
+    ib = [ratios(r["s"]["intel"], r["s"]["best"])[1] for r in sel]
+    tb = [ratios(r["s"]["tf"], r["s"]["best"])[1] for r in sel]
+    db = [ratios(r["s"]["default"], r["s"]["best"])[1] for r in sel]
+    bb = [r["s"]["best"]["median"] / r["bound"]["bound"] for r in sel if r["bound"]["bound"] > 0]
+    over = sum(1 for r in sel if star(r["s"]["best"]))
+    return ("Geometric mean over %s of the median ratios: plan/best %.3f, intel/best %.3f, "
+            "TF/best %.3f, ungoverned/best %.3f, best/bound %.3f; worst plan/best %.3f (%s); "
+            "the best configuration oversubscribes on %d of them.\n"
+            % (title, gm(pb), gm(ib), gm(tb), gm(db), gm(bb) if bb else 0.0, max(pb),
+               sel[pb.index(max(pb))]["name"], over)), gm(pb), max(pb)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -85,7 +165,12 @@ def main():
     ap.add_argument("--out", default="/tmp/parwidth-paper")
     ap.add_argument("--doc", default=str(ROOT / "docs" / "paper-results.md"))
     ap.add_argument("--only", default="", help="comma-separated graph names (a quick check)")
+    ap.add_argument("--runs", default="builtin,calibrated",
+                    help="builtin (empty cache), calibrated (after parwidth calibrate), or both")
     a = ap.parse_args()
+    runs = [r for r in a.runs.split(",") if r]
+    if not runs or any(r not in ("builtin", "calibrated") for r in runs):
+        sys.exit("bench/paper: --runs takes builtin, calibrated or both")
     build = Path(a.build) if Path(a.build).is_absolute() else ROOT / a.build
     pw, engine = build / "bin" / "parwidth", build / "bin" / "parwidth-engine"
     out = Path(a.out)
@@ -93,36 +178,61 @@ def main():
     subprocess.run([sys.executable, str(ROOT / "examples/engine/gen/gen_graphs.py"), "--suite", str(gdir)],
                    check=True)
     fx = ROOT / "tests" / "fixtures" / "models"
-    # name: (model, engine args)
-    cases = {name: (gdir / (name + ".json"), ["--iterations", "10"])
+    # name: (model, engine args, PARWIDTH_INPUT_SHAPES)
+    cases = {name: (gdir / (name + ".json"), ["--iterations", "10"], "")
              for name in ["chain12", "inception2x3", "inception4x4", "towers2", "falsify3", "wide_deep4"]}
     # The model families at batch 1; image sizes (FAMILIES) keep the whole run near 30 min
     # on 2 cores. ShuffleNet and the encoder reshape to sizes fixed at export.
     for name, (hw, it) in FAMILIES.items():
         args = ["--iterations", str(it), "--batch", "1"] + (["--image-size", str(hw)] if hw else [])
-        cases[name + ".onnx"] = (fx / (name + ".onnx"), args)
+        shapes = "input=1x3x%dx%d" % (hw, hw) if hw else ""
+        cases[name + ".onnx"] = (fx / (name + ".onnx"), args, shapes)
     if a.only:
         cases = {k: v for k, v in cases.items() if k in a.only.split(",")}
+    if not cases:
+        sys.exit("bench/paper: --only matches no graph")
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PARWIDTH_", "OMP_", "KMP_"))}
-    env.pop("LD_PRELOAD", None)
-    rows = []
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("PARWIDTH_", "OMP_", "KMP_"))}
+    base.pop("LD_PRELOAD", None)
     load_before = os.getloadavg()
     t_start = time.time()
-    loads = []  # 1-min load average as each graph starts: how busy the machine was throughout
-    for name, (model, args) in cases.items():
-        loads.append(os.getloadavg()[0])
-        w = json.loads(subprocess.run([str(pw), "width", str(model), "--json"], capture_output=True,
-                                      text=True, check=True, env=env).stdout)
-        cmd = [str(pw), "sweep", "--repeat", str(a.repeat), "--json", "--metric", METRIC,
-               "--out", str(out / name), "--", str(engine), str(model), *args]
-        print("bench/paper:", " ".join(cmd), file=sys.stderr, flush=True)
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        if p.returncode != 0:
-            sys.exit("bench/paper: sweep failed for %s:\n%s" % (name, p.stderr))
-        s = json.loads(p.stdout)
-        b = profile_bound(engine, model, args, s["cores"], env)
-        rows.append((name, w, s, b))
+    loads = []  # 1-min load average as each sweep starts: how busy the machine was throughout
+    bounds = {}
+    results = {}  # run -> list of per-graph dicts
+    calib = ""
+    for run in runs:
+        cache = out / ("cache-" + run)
+        if cache.exists():
+            shutil.rmtree(cache)
+        cache.mkdir(parents=True, mode=0o700)
+        env = dict(base, XDG_CACHE_HOME=str(cache))
+        if run == "calibrated":
+            t0 = time.time()
+            p = subprocess.run([str(pw), "calibrate"], capture_output=True, text=True, env=env)
+            if p.returncode != 0:
+                sys.exit("bench/paper: parwidth calibrate failed:\n%s" % p.stderr)
+            shown = subprocess.run([str(pw), "calibrate", "--show"], capture_output=True, text=True,
+                                   env=env).stdout
+            calib = "`parwidth calibrate` took %.1f s; `parwidth calibrate --show`:\n\n%s" % (
+                time.time() - t0, "\n".join("    " + l for l in shown.splitlines()))
+        results[run] = []
+        (out / run).mkdir(parents=True, exist_ok=True)
+        for name, (model, args, shapes) in cases.items():
+            loads.append(os.getloadavg()[0])
+            genv = dict(env, PARWIDTH_INPUT_SHAPES=shapes) if shapes else env
+            w = json.loads(subprocess.run([str(pw), "width", str(model), "--json"], capture_output=True,
+                                          text=True, check=True, env=genv).stdout)
+            s, report = sweep_graph(pw, engine, name, model, args, out / run / name, a.repeat, genv)
+            if name not in bounds:
+                bounds[name] = profile_bound(engine, model, args, s["cores"], env)
+            rho, pred = predicted_vs_measured(s, report)
+            plan = report.get("plan", {})
+            results[run].append({"name": name, "w": w, "s": s, "bound": bounds[name], "rho": rho,
+                                 "pred": pred, "source": plan.get("source", "?"),
+                                 "detail": plan.get("source_detail", "")})
+            print("bench/paper: %s %s: plan %d x %d (%s), rank correlation predicted/measured %s" % (
+                run, name, s["plan"]["pools"], s["plan"]["intra"], plan.get("source", "?"),
+                "%.2f" % rho if rho is not None else "-"), file=sys.stderr, flush=True)
     elapsed = time.time() - t_start
     load_after = os.getloadavg()
 
@@ -131,21 +241,21 @@ def main():
             "Core(s) per socket", "Socket(s)", "Hypervisor vendor", "L1d cache", "L2 cache", "L3 cache",
             "NUMA node(s)")
     machine = "\n".join("    " + l.strip() for l in lscpu.splitlines() if l.split(":")[0].strip() in keep)
-    ver = subprocess.run([str(engine), "--help"], capture_output=True, text=True)
-    cores, sockets = rows[0][2]["cores"], rows[0][2]["sockets"]
+    first = results[runs[0]]
+    cores, sockets = first[0]["s"]["cores"], first[0]["s"]["sockets"]
     sizes = ", ".join("%s %s" % (n, ("%dx%d" % (hw, hw)) if hw else "as exported")
                       for n, (hw, _) in FAMILIES.items())
+    command = "python3 bench/paper/run.py --build %s --repeat %d --runs %s%s" % (
+        a.build, a.repeat, ",".join(runs), (" --only " + a.only) if a.only else "")
 
     lines = []
     lines.append("# The paper's experiment on this machine: plan vs exhaustive search\n")
-    lines.append("Made by `python3 bench/paper/run.py --build %s --repeat %d` (%.0f s). "
-                 "Every number here is measured by that run; nothing is copied from elsewhere.\n"
-                 % (a.build, a.repeat, elapsed))
+    lines.append("Made by `%s` (%.0f s). Every number here is measured by that run; nothing is "
+                 "copied from elsewhere.\n" % (command, elapsed))
     lines.append("## Machine\n\n" + machine + "\n")
     lines.append("Load average (1 min) before / after the run: %.2f / %.2f. On a 2-core machine "
-                 "anything else running (here: other sessions' test suites) lands on the cores the "
-                 "configurations compete for; read single rows with that in mind. As each graph "
-                 "started: min %.2f, median %.2f, max %.2f.\n"
+                 "anything else running lands on the cores the configurations compete for; read "
+                 "single rows with that in mind. As each sweep started: min %.2f, median %.2f, max %.2f.\n"
                  % (load_before[0], load_after[0], min(loads), statistics.median(loads), max(loads)))
     lines.append("Budget seen by parwidth: %d physical core(s) on %d socket(s). Engine: oneDNN 2.6.3 "
                  "(Debian libdnnl, OpenMP runtime), examples/engine.\n" % (cores, sockets))
@@ -163,6 +273,10 @@ def main():
         "is the median iteration of a run). Grid: pools 1..%d x intra 1..%d with pools * intra <= %d "
         "(2 x cores: pairs above %d cores oversubscribe, marked * below). Runs are interleaved round by "
         "round.\n"
+        "- Two runs: **builtin** sweeps with an empty cache (XDG_CACHE_HOME a new empty folder, so the "
+        "plan comes from the built-in machine model), **calibrated** runs `parwidth calibrate` into "
+        "another new folder first and sweeps with it. The image models' sessions are planned at the "
+        "input size they run at (PARWIDTH_INPUT_SHAPES=input=1x3xHxW).\n"
         "- plan = parwidth's plan from the session's graph (hooks/engine.cpp); intel = Intel's recommended "
         "settings, inter-op = sockets (%d), intra-op = OpenMP threads = physical cores (%d); TF = "
         "TensorFlow's default set through the preload, inter-op = intra-op = logical CPUs; ungoverned = "
@@ -170,6 +284,8 @@ def main():
         "- best = the grid configuration with the lowest median. X/best = run r of X over run r of best "
         "(same round), min / median / max over the %d rounds. Values < 1 mean X beat the grid's best "
         "median in that round (noise, or a configuration outside the grid).\n"
+        "- rho = Spearman's rank correlation between the plan's predicted time of each candidate (the "
+        "report's `plan.predicted`) and that candidate's measured median.\n"
         "- bound = max(work / cores, span) from `parwidth-engine MODEL ... --profile --profile-threads "
         "1..%d` (one inter-op worker, each operator timed alone, median of N iterations): work = every "
         "operator's time at one thread, summed; span = the longest path with each operator at its "
@@ -177,52 +293,71 @@ def main():
         "cache effects between operators); best/bound says how much room a plan has left.\n"
         % (sizes, a.repeat, METRIC, cores, 2 * cores, 2 * cores, cores, sockets, cores, a.repeat,
            cores, cores))
-    lines.append("## Results\n")
-    lines.append("| graph | H | L | W | max level width | plan (pools x intra) | best | best median ms | "
-                 "bound ms | best/bound | plan/best | intel/best | TF/best | ungoverned/best |")
-    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     star = lambda c: "*" if c["pools"] * c["intra"] > cores else ""
-    for name, w, s, bd in rows:
-        b = s["best"]
-        lines.append("| %s | %d | %d | %d | %d | %d x %d | %d x %d%s | %.3f | %.3f | %.2f | %s | %s | %s | %s |" % (
-            name, w["heavy"], w["layers"], w["avg_width"], w["max_level_width"],
-            s["plan"]["pools"], s["plan"]["intra"], b["pools"], b["intra"], star(b), b["median"],
-            bd["bound"], b["median"] / bd["bound"] if bd["bound"] else 0.0,
-            fmt3(ratios(s["plan"], b)), fmt3(ratios(s["intel"], b)), fmt3(ratios(s["tf"], b)),
-            fmt3(ratios(s["default"], b))))
-    lines.append("")
-    lines.append("Medians (ms) of every configuration (* oversubscribed), and the profile's work and span "
-                 "(ms):\n")
-    grid0 = rows[0][2]["grid"]
-    lines.append("| graph | " + " | ".join("%d x %d%s" % (g["pools"], g["intra"], star(g)) for g in grid0)
-                 + " | plan | intel | TF | ungoverned | work | span |")
-    lines.append("|---|" + "---|" * (len(grid0) + 6))
-    for name, w, s, bd in rows:
-        lines.append("| %s | " % name + " | ".join("%.3f" % g["median"] for g in s["grid"]) +
-                     " | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |" % (
-                         s["plan"]["median"], s["intel"]["median"], s["tf"]["median"],
-                         s["default"]["median"], bd["work"], bd["span"]))
-    lines.append("")
-    gm = lambda v: statistics.geometric_mean(v)
-    for title, sel in (("all %d graphs" % len(rows), rows),
-                       ("the %d generated graphs" % sum(1 for r in rows if not r[0].endswith(".onnx")),
-                        [r for r in rows if not r[0].endswith(".onnx")]),
-                       ("the %d model families" % sum(1 for r in rows if r[0].endswith(".onnx")),
-                        [r for r in rows if r[0].endswith(".onnx")])):
-        if not sel:
-            continue
-        pb = [ratios(s["plan"], s["best"])[1] for _, _, s, _ in sel]
-        ib = [ratios(s["intel"], s["best"])[1] for _, _, s, _ in sel]
-        tb = [ratios(s["tf"], s["best"])[1] for _, _, s, _ in sel]
-        db = [ratios(s["default"], s["best"])[1] for _, _, s, _ in sel]
-        bb = [s["best"]["median"] / bd["bound"] for _, _, s, bd in sel if bd["bound"] > 0]
-        over = sum(1 for _, _, s, _ in sel if star(s["best"]))
-        lines.append("Geometric mean over %s of the median ratios: plan/best %.3f, intel/best %.3f, "
-                     "TF/best %.3f, ungoverned/best %.3f, best/bound %.3f; worst plan/best %.3f (%s); "
-                     "the best configuration oversubscribes on %d of them.\n"
-                     % (title, gm(pb), gm(ib), gm(tb), gm(db), gm(bb) if bb else 0.0, max(pb),
-                        sel[pb.index(max(pb))][0], over))
-    lines.append("Per-graph CSVs and heatmaps: `%s/<graph>/sweep.csv`, `heatmap.svg` (not committed).\n" % out)
+    verdicts = []
+    for run in runs:
+        rows = results[run]
+        lines.append("## Results: %s\n" % {"builtin": "empty cache (built-in machine model)",
+                                            "calibrated": "after `parwidth calibrate`"}[run])
+        if run == "calibrated" and calib:
+            lines.append(calib + "\n")
+        lines.append("| graph | H | L | W | max level width | plan (pools x intra) | plan source | best | "
+                     "best median ms | bound ms | best/bound | plan/best | intel/best | TF/best | "
+                     "ungoverned/best | rho |")
+        lines.append("|---|" * 1 + "---|" * 15)
+        for r in rows:
+            s, w, bd, b = r["s"], r["w"], r["bound"], r["s"]["best"]
+            lines.append("| %s | %d | %d | %d | %d | %d x %d | %s | %d x %d%s | %.3f | %.3f | %.2f | %s | %s | "
+                         "%s | %s | %s |" % (
+                             r["name"], w["heavy"], w["layers"], w["avg_width"], w["max_level_width"],
+                             s["plan"]["pools"], s["plan"]["intra"], r["source"], b["pools"], b["intra"],
+                             star(b), b["median"], bd["bound"], b["median"] / bd["bound"] if bd["bound"] else 0.0,
+                             fmt3(ratios(s["plan"], b)), fmt3(ratios(s["intel"], b)), fmt3(ratios(s["tf"], b)),
+                             fmt3(ratios(s["default"], b)), "%.2f" % r["rho"] if r["rho"] is not None else "-"))
+        lines.append("")
+        lines.append("Medians (ms) of every configuration (* oversubscribed), the plan's predicted time "
+                     "of each candidate in brackets (ms), and the profile's work and span (ms):\n")
+        grid0 = rows[0]["s"]["grid"]
+        lines.append("| graph | " + " | ".join("%d x %d%s" % (g["pools"], g["intra"], star(g)) for g in grid0)
+                     + " | plan | intel | TF | ungoverned | work | span |")
+        lines.append("|---|" + "---|" * (len(grid0) + 6))
+        for r in rows:
+            s, bd = r["s"], r["bound"]
+            cells = []
+            for g in s["grid"]:
+                k = (g["pools"], g["intra"])
+                cells.append("%.3f" % g["median"] + (" (%.3f)" % r["pred"][k] if k in r["pred"] else ""))
+            lines.append("| %s | " % r["name"] + " | ".join(cells) +
+                         " | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |" % (
+                             s["plan"]["median"], s["intel"]["median"], s["tf"]["median"],
+                             s["default"]["median"], bd["work"], bd["span"]))
+        lines.append("")
+        for title, sel in (("all %d graphs" % len(rows), rows),
+                           ("the %d generated graphs" % sum(1 for r in rows if not r["name"].endswith(".onnx")),
+                            [r for r in rows if not r["name"].endswith(".onnx")]),
+                           ("the %d model families" % sum(1 for r in rows if r["name"].endswith(".onnx")),
+                            [r for r in rows if r["name"].endswith(".onnx")])):
+            if sel:
+                lines.append(summarise(title, sel, star)[0])
+        _, gmean, worst = summarise("all", rows, star)
+        lost = [r["name"] for r in rows
+                if r["s"]["plan"]["median"] > r["s"]["intel"]["median"]
+                and r["s"]["plan"]["median"] > r["s"]["tf"]["median"]]
+        rhos = [r["rho"] for r in rows if r["rho"] is not None]
+        ok = gmean <= 1.03 and worst <= 1.08 and not lost
+        verdict = ("**%s:** plan/best geometric mean %.3f (target <= 1.03), worst %.3f (target <= 1.08); plan "
+                   "median slower than both Intel's and TF's: %s; rank correlation predicted/measured: "
+                   "median %s over %d graphs. Acceptance %s.\n"
+                   % ("empty cache (built-in model)" if run == "builtin" else "after `parwidth calibrate`",
+                      gmean, worst,
+                      ", ".join(lost) if lost else "none", "%.2f" % statistics.median(rhos) if rhos else "-",
+                      len(rows), "holds" if ok else "does NOT hold"))
+        lines.append(verdict)
+        verdicts.append(verdict)
+    lines.append("## Summary\n")
+    lines.extend(verdicts)
+    lines.append("Per-graph CSVs and heatmaps: `%s/<run>/<graph>/sweep.csv`, `heatmap.svg` (not committed).\n"
+                 % out)
     Path(a.doc).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

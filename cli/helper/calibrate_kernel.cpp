@@ -2,19 +2,30 @@
 // its own so that nothing is ever measured inside a governed host process.
 //
 // For each operator size (a float32 matrix product of n x n, 2 n^3 FLOPs) and
-// each OpenMP team size 1..max_team, prints the fastest of several timed runs
-// of one operator; then the single-core streaming bandwidth. Output lines:
+// each OpenMP team size 1..max_team, prints the median time of one operator
+// over several timed batches; then the single-core streaming bandwidth and
+// the latency of waking a sleeping thread. Output lines (the body of a
+// calibration file, governor/machine_model.h):
 //   size <flops> <seconds at 1 thread> ... <seconds at max_team threads>
 //   bytes_per_s <bytes per second>
-// The kernel is a plain blocked loop, not a oneDNN primitive: it calibrates
-// the team's scaling and overhead; the absolute rate is a lower bound.
+//   wake_s <seconds>
+// Where oneDNN is present (libdnnl.so.2, opened at run time: the helper
+// needs nothing beyond libc and libgomp), the operator is oneDNN's own sgemm,
+// the kernel frameworks run, on the same OpenMP runtime; otherwise a plain
+// blocked loop, which calibrates the team's scaling and overhead but whose
+// absolute rate is a lower bound.
+#include <dlfcn.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -23,7 +34,22 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-void matmul(const float* a, const float* b, float* c, int n, int team) {
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// oneDNN's sgemm (row-major C = alpha A B + beta C), resolved at run time.
+using SgemmFn = int (*)(char, char, int64_t, int64_t, int64_t, float, const float*, int64_t,
+                        const float*, int64_t, float, float*, int64_t);
+
+SgemmFn onednn_sgemm() {
+  void* h = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (!h) return nullptr;
+  return reinterpret_cast<SgemmFn>(dlsym(h, "dnnl_sgemm"));
+}
+
+void loop_matmul(const float* a, const float* b, float* c, int n, int team) {
 #pragma omp parallel for num_threads(team) schedule(static)
   for (int i = 0; i < n; ++i) {
     float* ci = c + static_cast<size_t>(i) * n;
@@ -35,22 +61,37 @@ void matmul(const float* a, const float* b, float* c, int n, int team) {
   }
 }
 
-// The fastest run of one operator, timed over batches of at least ~3 ms.
-double time_op(int n, int team, double budget_s) {
+void matmul(SgemmFn sgemm, const float* a, const float* b, float* c, int n, int team) {
+  if (sgemm) {
+    omp_set_num_threads(team);  // oneDNN's OpenMP threading takes the caller's team size
+    sgemm('N', 'N', n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+  } else {
+    loop_matmul(a, b, c, n, team);
+  }
+}
+
+// The median time of one operator over timed batches of at least ~3 ms (the
+// median, not the fastest: an oversubscribed team's preemptions are part of
+// what it costs).
+double time_op(SgemmFn sgemm, int n, int team, double budget_s) {
   std::vector<float> a(static_cast<size_t>(n) * n, 1.0f), b(a.size(), 0.5f), c(a.size(), 0.0f);
-  matmul(a.data(), b.data(), c.data(), n, team);  // warm: pages, the team's threads
-  double best = 1e30;
-  const double until = now_s() + budget_s;
+  matmul(sgemm, a.data(), b.data(), c.data(), n, team);  // warm: pages, the team's threads
   int batch = 1;
-  for (int round = 0; round < 50 && (round < 3 || now_s() < until); ++round) {
+  for (;;) {  // a batch long enough to time
     const double t0 = now_s();
-    for (int r = 0; r < batch; ++r) matmul(a.data(), b.data(), c.data(), n, team);
-    const double per = (now_s() - t0) / batch;
-    best = std::min(best, per);
-    if (per * batch < 3e-3) batch *= 2;
+    for (int r = 0; r < batch; ++r) matmul(sgemm, a.data(), b.data(), c.data(), n, team);
+    if (now_s() - t0 >= 3e-3 || batch >= (1 << 20)) break;
+    batch *= 2;
+  }
+  std::vector<double> per;
+  const double until = now_s() + budget_s;
+  for (int round = 0; round < 50 && (round < 5 || now_s() < until); ++round) {
+    const double t0 = now_s();
+    for (int r = 0; r < batch; ++r) matmul(sgemm, a.data(), b.data(), c.data(), n, team);
+    per.push_back((now_s() - t0) / batch);
   }
   if (c[0] == -1.0f) fputs("", stderr);  // keep the result alive
-  return best;
+  return median(per);
 }
 
 double stream_bytes_per_s() {
@@ -66,6 +107,41 @@ double stream_bytes_per_s() {
   return 2.0 * n * sizeof(float) / best;
 }
 
+// Half the median round trip of a turn passed between two threads that sleep
+// on a condition variable: one wake-up of a sleeping thread, as an idle
+// inter-op worker or a team's parked thread pays it.
+double wake_seconds() {
+  std::mutex mu;
+  std::condition_variable cv;
+  int turn = 0;  // 0: main's, 1: the other's, 2: stop
+  std::thread other([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      cv.wait(lock, [&] { return turn != 0; });
+      if (turn == 2) return;
+      turn = 0;
+      cv.notify_all();
+    }
+  });
+  std::vector<double> trips;
+  for (int r = 0; r < 400; ++r) {
+    const double t0 = now_s();
+    std::unique_lock<std::mutex> lock(mu);
+    turn = 1;
+    cv.notify_all();
+    cv.wait(lock, [&] { return turn == 0; });
+    lock.unlock();
+    trips.push_back(now_s() - t0);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    turn = 2;
+  }
+  cv.notify_all();
+  other.join();
+  return std::max(1e-7, median(trips) / 2);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,12 +153,14 @@ int main(int argc, char** argv) {
   const double cell = argc > 2 ? std::atof(argv[2]) : 0.03;
   if (max_team < 1 || max_team > 8192 || !(cell > 0 && cell < 10)) return 2;
   omp_set_dynamic(0);
+  const SgemmFn sgemm = onednn_sgemm();
   for (int n : {16, 32, 64, 128, 256, 384}) {
     printf("size %.6g", 2.0 * n * n * n);
-    for (int t = 1; t <= max_team; ++t) printf(" %.6g", time_op(n, t, cell));
+    for (int t = 1; t <= max_team; ++t) printf(" %.6g", time_op(sgemm, n, t, cell));
     printf("\n");
     fflush(stdout);
   }
   printf("bytes_per_s %.6g\n", stream_bytes_per_s());
+  printf("wake_s %.6g\n", wake_seconds());
   return 0;
 }

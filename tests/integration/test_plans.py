@@ -73,6 +73,11 @@ def test_plan_calibrates_once_then_uses_the_calibration(tmp_path, towers):
     files = list((cache / "parwidth").iterdir())
     assert len(files) == 1 and files[0].name.startswith("calibration-")
     assert oct(files[0].stat().st_mode & 0o777) == "0o600"
+    # The helper measured how long waking a sleeping thread takes (the schedule's wake_s),
+    # rather than the file keeping the built-in 1e-05.
+    wake = [l for l in files[0].read_text().splitlines() if l.startswith("wake_s ")]
+    assert len(wake) == 1 and 0 < float(wake[0].split()[1]) < 0.1, wake
+    assert float(wake[0].split()[1]) != 1e-05, wake
     assert json.loads(p.stdout)["plan"]["source_detail"].startswith("calibration measured")
     again = plan(cache, "--model", towers, "--json")
     assert "calibrating" not in again.stderr

@@ -14,6 +14,7 @@ MachineModel two_cores(bool scaling) {
   MachineModel m;
   m.cores = 2;
   m.op_overhead_s = 0;
+  m.wake_s = 0;
   for (double f : {1.0, 1e6}) {
     SizeRow r;
     r.flops = f;
@@ -80,6 +81,88 @@ TEST(Simulate, ThreePoolsOnTwoCoresShare) {
   g.ops = {op(2), op(2), op(2)};
   EXPECT_NEAR(simulate(g, 3, 1, two_cores(true)), 3, 1e-9);
   EXPECT_NEAR(simulate(g, 2, 1, two_cores(true)), 4, 1e-9);  // 2 + 2
+}
+
+// Like two_cores(true), but a team larger than the cores runs 1.5x slower
+// than a team of exactly the cores (preempted threads inside barriers).
+MachineModel two_cores_oversub_penalty() {
+  MachineModel m = two_cores(true);
+  for (SizeRow& r : m.rows)
+    for (int t = 3; t <= 4; ++t) r.seconds[static_cast<size_t>(t) - 1] *= 1.5;
+  return m;
+}
+
+TEST(Simulate, ConcurrentTeamsPayTheOversubscriptionOfTheirSum) {
+  const MachineModel m = two_cores_oversub_penalty();
+  const CostGraph g = diamond();
+  EXPECT_NEAR(simulate(g, 1, 2, m), 6, 1e-9);  // fits: 2 + 1 + 1 + 2
+  // One team of 4: every operator 1.5x its time on 2 threads: 3 + 1.5 + 1.5 + 3.
+  EXPECT_NEAR(simulate(g, 1, 4, m), 9, 1e-9);
+  // B and C together ask for 4 threads: half the cores each (1 s alone -> 2 s),
+  // and 1.5x for the 4 threads on 2 cores: 3 s for both. 2 + 3 + 2.
+  EXPECT_NEAR(simulate(g, 2, 2, m), 7, 1e-9);
+  // Two pools of one thread fit the cores: no penalty, 4 + 2 + 4.
+  EXPECT_NEAR(simulate(g, 2, 1, m), 10, 1e-9);
+  // Three one-thread teams on two cores: 2/3 of a core each, and a team of 3
+  // is 1.5x a team of 2: rate 4/9, three 2-FLOP operators end at 4.5 s.
+  CostGraph three;
+  three.ops = {op(2), op(2), op(2)};
+  EXPECT_NEAR(simulate(three, 3, 1, m), 4.5, 1e-9);
+  // So the oversubscribed candidates are no longer ties of the fitting ones.
+  const ModelChoice c = model_choose(g, 2, 2, m);
+  ASSERT_GE(c.chosen, 0);
+  EXPECT_EQ(c.candidates[static_cast<size_t>(c.chosen)].pools, 1);
+  EXPECT_EQ(c.candidates[static_cast<size_t>(c.chosen)].intra, 2);
+}
+
+TEST(Simulate, AnIdlePoolIsWokenBeforeItRuns) {
+  MachineModel m = two_cores(true);
+  m.wake_s = 0.5;
+  const CostGraph g = diamond();
+  // One pool never sleeps: the pool that finishes an operator takes the next.
+  // Its team of 2 does wake its own thread at every operator (+0.5 each):
+  // 2.5 + 1.5 + 1.5 + 2.5.
+  EXPECT_NEAR(simulate(g, 1, 2, m), 8, 1e-9);
+  // Two pools of 1 (no team to wake): A (4); B stays on A's pool, C wakes the
+  // idle pool (2.5); D runs on C's pool, awake as C ends: 4 + 2.5 + 4.
+  EXPECT_NEAR(simulate(g, 2, 1, m), 10.5, 1e-9);
+  // Two pools of 2 share the cores (half speed): A 2.5; B 1.5 s of work ends
+  // at 2.5 + 3; C (1.5 s + 0.5 s to wake its pool) has 0.5 s left, alone:
+  // 6; D on C's pool: 8.5.
+  EXPECT_NEAR(simulate(g, 2, 2, m), 8.5, 1e-9);
+  // A chain never wakes a pool, whatever the pool count.
+  CostGraph chain;
+  chain.ops = {op(1), op(1, {0}), op(1, {1})};
+  EXPECT_NEAR(simulate(chain, 2, 1, m), 3, 1e-9);
+  // Operators without predecessors start awake (the run wakes every pool).
+  CostGraph two;
+  two.ops = {op(1), op(1)};
+  EXPECT_NEAR(simulate(two, 2, 1, m), 1, 1e-9);
+}
+
+TEST(Simulate, FoldedOperatorsCostNothing) {
+  MachineModel m = two_cores(true);
+  m.op_overhead_s = 0.25;
+  m.wake_s = 0.5;
+  // A(4) -> C(2) <- F, F folded (shape arithmetic): 0.25 + 4 + 0.25 + 2 on one
+  // pool; a second pool has nothing to take over and wakes for nothing.
+  CostGraph g;
+  g.ops = {op(4), op(100), op(2, {0, 1})};
+  g.ops[1].folded = true;
+  EXPECT_NEAR(simulate(g, 1, 1, m), 6.5, 1e-9);
+  EXPECT_NEAR(simulate(g, 2, 1, m), 6.5, 1e-9);
+}
+
+TEST(Simulate, PoolsTakeTurnsAtTheExecutorsBookkeeping) {
+  MachineModel m = two_cores(true);
+  m.op_overhead_s = 1;
+  // Two independent operators of 1 s bookkeeping + 2 s work. One pool: 3 + 3.
+  CostGraph g;
+  g.ops = {op(2), op(2)};
+  EXPECT_NEAR(simulate(g, 1, 1, m), 6, 1e-9);
+  // Two pools share the executor's lock (half speed each: both through it at
+  // 2 s), then work side by side: 4, not 3.
+  EXPECT_NEAR(simulate(g, 2, 1, m), 4, 1e-9);
 }
 
 TEST(Simulate, NoScheduleForBadGraphs) {
