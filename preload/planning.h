@@ -24,6 +24,9 @@ struct GraphSummary {
   // FLOPs are known (costs_known); the model plans from it.
   bool costs_known = false;
   gov::CostGraph cost_graph;
+  // Where a graph from an earlier run came from (a remembered TF2 function
+  // graph, preload/functions); added to the plan's source_detail.
+  std::string remembered;
 };
 
 struct Planned {
