@@ -129,7 +129,7 @@ int function_pick(const std::vector<FunctionGraph>& graphs) {
 }
 
 std::string identity_hash(const std::string& s) {
-  uint64_t h = 1469598103934665603ULL;
+  uint64_t h = 14695981039346656037ULL;  // FNV-1a 64-bit offset basis
   for (unsigned char c : s) {
     h ^= c;
     h *= 1099511628211ULL;

@@ -74,8 +74,11 @@ TEST(TfFunction, WidthAndCostsOfTwoParallelBranches) {
   EXPECT_EQ(s.max_level_width, 2u);
   EXPECT_EQ(s.costs, "flops");
   // Each MatMul: [2,8] x [8,4] -> 2 * (2*4) * 8 FLOPs.
-  for (const Node& n : g.nodes)
-    if (n.op == "MatMul") EXPECT_DOUBLE_EQ(n.flops, 2.0 * 8 * 8) << n.name;
+  for (const Node& n : g.nodes) {
+    if (n.op == "MatMul") {
+      EXPECT_DOUBLE_EQ(n.flops, 2.0 * 8 * 8) << n.name;
+    }
+  }
   EXPECT_DOUBLE_EQ(s.weighted_parallelism, 2.0);
   // The arguments are graph inputs (x) and variables (w1, w2), not edges from nowhere.
   EXPECT_EQ(g.inputs, (std::vector<std::string>{"x"}));
@@ -110,8 +113,9 @@ TEST(TfFunction, NeverGuessedByAuto) {
   std::string err;
   const std::string f = two_branches(true);
   // kAuto tries ONNX, SavedModel and GraphDef only; whatever it finds, it is not a function.
-  if (model_parse(f.data(), f.size(), Format::kAuto, &g, &err) == Status::kOk)
+  if (model_parse(f.data(), f.size(), Format::kAuto, &g, &err) == Status::kOk) {
     EXPECT_NE(g.format, Format::kTfFunctionDef);
+  }
 }
 
 TEST(TfFunction, TruncatedOrCorruptBytesGiveAStatus) {
