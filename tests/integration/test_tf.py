@@ -42,7 +42,10 @@ def tf_run(tmp_path, tag, args=(), preload=True, cmd=None, **env):
     """Runs the example (or cmd); returns (program's JSON or None, report or None, stderr)."""
     out = tmp_path / f"{tag}.json"
     report = tmp_path / f"{tag}.report.json"
-    extra = dict(TF_LOGS)
+    # The test's own cache (function graphs remembered by an earlier run would
+    # plan the eager context) and node registry (other governed processes on
+    # the machine would change the share between TF's pools and the report).
+    extra = dict(TF_LOGS, XDG_CACHE_HOME=tmp_path / "cache", PARWIDTH_NODE_DIR=tmp_path / "node")
     for k, v in env.items():
         extra[k if k.startswith("TF_") else "PARWIDTH_" + k] = str(v)
     if preload:
