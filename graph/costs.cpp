@@ -192,7 +192,7 @@ void node_cost(const Node& node, Format format, const std::vector<TensorInfo>& i
   }
   static const TensorInfo kNone;
   const TensorInfo& y = node.out.empty() ? kNone : node.out[0];
-  const bool tf = format == Format::kTfGraphDef || format == Format::kTfSavedModel;
+  const bool tf = format_is_tf(format);
   double f = 0;
   if (!in_set(op, copies())) f = tf ? tf_flops(node, in, y) : onnx_flops(node, in, y);
   *flops = f < 0 || !std::isfinite(f) ? -1 : f;

@@ -29,9 +29,16 @@ enum class Status {
 
 const char* status_name(Status s);
 
-enum class Format { kAuto, kOnnx, kTfGraphDef, kTfSavedModel, kJson };
+// kTfFunctionDef: one serialized FunctionDef (a TF2 function graph, as TensorFlow adds it
+// to an eager context); only read when asked for, never guessed by kAuto.
+enum class Format { kAuto, kOnnx, kTfGraphDef, kTfSavedModel, kJson, kTfFunctionDef };
 
-const char* format_name(Format f);  // "onnx", "tf-graphdef", "tf-savedmodel", "json"
+// "onnx", "tf-graphdef", "tf-savedmodel", "json", "tf-functiondef"
+const char* format_name(Format f);
+// TensorFlow's op set and naming (GraphDef, SavedModel, FunctionDef).
+inline bool format_is_tf(Format f) {
+  return f == Format::kTfGraphDef || f == Format::kTfSavedModel || f == Format::kTfFunctionDef;
+}
 
 // Element types, numbered as ONNX's TensorProto.DataType (TF's DataType is mapped onto it).
 enum class DType : int32_t {

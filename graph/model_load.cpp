@@ -61,6 +61,8 @@ Status parse_as(std::string_view d, Format f, Graph* out, std::string* err) {
       return tf_savedmodel_read(d, out, err);
     case Format::kJson:
       return json_read(d, out, err);
+    case Format::kTfFunctionDef:
+      return tf_functiondef_read(d, out, err);
     case Format::kAuto:
       break;
   }

@@ -16,6 +16,7 @@ constexpr int kMaxInlineDepth = 16;      // nested TF function calls inlined
 Status onnx_read(std::string_view bytes, Graph* out, std::string* err);
 Status tf_graphdef_read(std::string_view bytes, Graph* out, std::string* err);
 Status tf_savedmodel_read(std::string_view bytes, Graph* out, std::string* err);
+Status tf_functiondef_read(std::string_view bytes, Graph* out, std::string* err);
 Status json_read(std::string_view text, Graph* out, std::string* err);
 
 inline Status fail(std::string* err, Status s, std::string msg) {

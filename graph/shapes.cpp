@@ -104,7 +104,7 @@ std::pair<std::string, int> tf_split(const std::string& in) {
 }
 
 void graph_infer(Graph* g, Run* run, bool top) {
-  const bool tf = g->format == Format::kTfGraphDef || g->format == Format::kTfSavedModel;
+  const bool tf = format_is_tf(g->format);
   if (g->format == Format::kJson) return;  // JSON carries its own flops and shapes
   const size_t n = g->nodes.size();
 

@@ -37,6 +37,8 @@ const char* format_name(Format f) {
       return "tf-savedmodel";
     case Format::kJson:
       return "json";
+    case Format::kTfFunctionDef:
+      return "tf-functiondef";
   }
   return "unknown";
 }

@@ -11,6 +11,13 @@
 // the function's body, recursively, as TF's function inlining does before execution. A TF2
 // SavedModel's main graph holds little besides such calls. Each library function is also
 // reported on its own as a subgraph; bodies of If/While/Case are reported that way only.
+//
+// A lone FunctionDef (a TF2 function graph, tf_functiondef_read): its body is the graph;
+// each argument becomes a Placeholder (a VarHandleOp for a resource whose variable's shape
+// TensorFlow recorded), so shape inference starts from what TF knew when it traced:
+// FunctionDef attr 5 (map: "_input_shapes"), arg_attr 7 (map<uint32, ArgAttrs{attr 1}>:
+// "_output_shapes"), ArgDef type 3 and handle_data 7 (DtypeAndShape: dtype 1, shape 2).
+// Calls to other functions are not inlined (their bodies are not in a lone FunctionDef).
 #include <cstring>
 #include <unordered_map>
 
@@ -512,6 +519,140 @@ void classify(Graph* g) {
   }
 }
 
+// One argument of a lone FunctionDef, and what TF recorded about its shape.
+struct FnArg {
+  std::string name;
+  int64_t type = 0;  // TF DataType
+  bool shaped = false;
+  std::vector<int64_t> dims;
+  bool handle = false;  // a resource whose variable's dtype and shape are known
+  int64_t handle_type = 0;
+  std::vector<int64_t> handle_dims;
+};
+
+constexpr int64_t kTfResource = 20;  // DT_RESOURCE
+
+bool fn_arg_def(std::string_view bytes, int depth, FnArg* a, Ctx* c) {
+  Reader r(bytes, depth);
+  Field f;
+  while (r.next(&f)) {
+    if (f.number == 1 && f.wire == proto::kLen) a->name.assign(f.bytes);
+    if (f.number == 3 && f.wire == proto::kVarint) a->type = static_cast<int64_t>(f.varint);
+    if (f.number != 7 || f.wire != proto::kLen || a->handle) continue;
+    Reader h(f.bytes, depth + 1);
+    Field hf;
+    int64_t t = 0;
+    bool known = false;
+    std::vector<int64_t> dims;
+    while (h.next(&hf)) {
+      if (hf.number == 1 && hf.wire == proto::kVarint) t = static_cast<int64_t>(hf.varint);
+      if (hf.number == 2 && hf.wire == proto::kLen) {
+        dims.clear();
+        known = tf_shape(hf.bytes, depth + 2, &dims, c);
+        if (c->status != Status::kOk) return false;
+      }
+    }
+    if (!c->check(h, "arg handle data")) return false;
+    if (known) a->handle = true, a->handle_type = t, a->handle_dims = std::move(dims);
+  }
+  return c->check(r, "arg");
+}
+
+// A map<string, AttrValue> entry: the attribute named `want` into *a (false: absent).
+bool fn_attr_entry(std::string_view bytes, int depth, const char* want, Attr* a, Ctx* c) {
+  std::string_view key, value;
+  Reader e(bytes, depth);
+  Field ef;
+  while (e.next(&ef)) {
+    if (ef.number == 1 && ef.wire == proto::kLen) key = ef.bytes;
+    if (ef.number == 2 && ef.wire == proto::kLen) value = ef.bytes;
+  }
+  if (!c->check(e, "function attr") || key != want) return false;
+  return tf_attr(value, depth + 1, a, c);
+}
+
+// The first shape of a list(shape) attribute, when its rank is known.
+bool first_shape(const Attr& a, std::vector<int64_t>* dims) {
+  if (a.kind != Attr::Kind::kShapes || a.shapes.empty() || a.shapes[0].rank < 0) return false;
+  *dims = a.shapes[0].dims;
+  return true;
+}
+
+bool lone_function(std::string_view bytes, TfFunction* fn, std::vector<FnArg>* args, Ctx* c) {
+  if (!function_def(bytes, 0, fn, c)) return false;
+  Attr input_shapes;
+  std::vector<std::pair<uint64_t, std::vector<int64_t>>> arg_shapes;
+  Reader r(bytes, 0);
+  Field f;
+  while (r.next(&f)) {
+    if (f.wire != proto::kLen) continue;
+    if (f.number == 1) {
+      Reader s(f.bytes, 1);
+      Field sf;
+      while (s.next(&sf)) {
+        if (sf.number != 2 || sf.wire != proto::kLen) continue;
+        if (args->size() >= kMaxNodes) return c->bad("too many arguments", Status::kTooLarge);
+        args->emplace_back();
+        if (!fn_arg_def(sf.bytes, 2, &args->back(), c)) return false;
+      }
+      if (!c->check(s, "function signature")) return false;
+    } else if (f.number == 5) {
+      Attr a;
+      if (fn_attr_entry(f.bytes, 1, "_input_shapes", &a, c)) input_shapes = std::move(a);
+      if (c->status != Status::kOk) return false;
+    } else if (f.number == 7) {
+      uint64_t index = 0;
+      std::string_view attrs;
+      Reader e(f.bytes, 1);
+      Field ef;
+      while (e.next(&ef)) {
+        if (ef.number == 1 && ef.wire == proto::kVarint) index = ef.varint;
+        if (ef.number == 2 && ef.wire == proto::kLen) attrs = ef.bytes;
+      }
+      if (!c->check(e, "arg attr")) return false;
+      Reader aa(attrs, 2);
+      Field af;
+      while (aa.next(&af)) {
+        if (af.number != 1 || af.wire != proto::kLen) continue;
+        Attr a;
+        std::vector<int64_t> dims;
+        if (fn_attr_entry(af.bytes, 3, "_output_shapes", &a, c) && first_shape(a, &dims))
+          arg_shapes.emplace_back(index, std::move(dims));
+        if (c->status != Status::kOk) return false;
+      }
+      if (!c->check(aa, "arg attrs")) return false;
+    }
+  }
+  if (!c->check(r, "function")) return false;
+  if (input_shapes.kind == Attr::Kind::kShapes)
+    for (size_t i = 0; i < args->size() && i < input_shapes.shapes.size(); ++i)
+      if (input_shapes.shapes[i].rank >= 0)
+        (*args)[i].shaped = true, (*args)[i].dims = input_shapes.shapes[i].dims;
+  for (auto& [index, dims] : arg_shapes)  // the argument's own record wins
+    if (index < args->size()) (*args)[index].shaped = true, (*args)[index].dims = dims;
+  return true;
+}
+
+TfNode arg_node(const FnArg& a) {
+  TfNode n;
+  n.name = a.name;
+  const bool var = a.type == kTfResource && a.handle;
+  n.op = var ? "VarHandleOp" : "Placeholder";
+  Attr dtype;
+  dtype.name = "dtype";
+  dtype.kind = Attr::Kind::kInt;
+  dtype.i = static_cast<int64_t>(tf_dtype(var ? a.handle_type : a.type));
+  n.attrs.push_back(dtype);
+  if (var || (a.shaped && a.type != kTfResource)) {
+    Attr shape;
+    shape.name = "shape";
+    shape.kind = Attr::Kind::kInts;
+    shape.ints = var ? a.handle_dims : a.dims;
+    n.attrs.push_back(std::move(shape));
+  }
+  return n;
+}
+
 Status build(std::vector<TfNode>& main, Library& lib, Format format, Graph* out, Ctx* c) {
   Graph g;
   g.format = format;
@@ -542,6 +683,29 @@ Status build(std::vector<TfNode>& main, Library& lib, Format format, Graph* out,
 }
 
 }  // namespace
+
+Status tf_functiondef_read(std::string_view bytes, Graph* out, std::string* err) {
+  Ctx c{err};
+  TfFunction fn;
+  std::vector<FnArg> args;
+  if (!lone_function(bytes, &fn, &args, &c)) return c.status;
+  if (fn.name.empty()) return c.bad("a FunctionDef without a name"), c.status;
+  if (fn.nodes.size() > kMaxNodes - args.size())
+    return c.bad("too many nodes", Status::kTooLarge), c.status;
+  std::vector<TfNode> body;
+  body.reserve(args.size() + fn.nodes.size());
+  for (const FnArg& a : args) body.push_back(arg_node(a));
+  for (TfNode& n : fn.nodes) body.push_back(std::move(n));
+  Library none;
+  Graph g;
+  g.path = out->path;
+  Status s = build(body, none, Format::kTfFunctionDef, &g, &c);
+  if (s != Status::kOk) return s;
+  g.name = fn.name;
+  g.note = "function graph " + fn.name;
+  *out = std::move(g);
+  return Status::kOk;
+}
 
 Status tf_graphdef_read(std::string_view bytes, Graph* out, std::string* err) {
   Ctx c{err};

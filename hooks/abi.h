@@ -77,6 +77,10 @@ TFE_ContextOptions* TFE_NewContextOptions(void);
 void TFE_ContextOptionsSetConfig(TFE_ContextOptions* options, const void* proto, size_t proto_len,
                                  TF_Status* status);
 TFE_Context* TFE_NewContext(const TFE_ContextOptions* opts, TF_Status* status);
+typedef struct TF_Function TF_Function;
+void TFE_ContextAddFunctionDef(TFE_Context* ctx, const char* serialized_function_def, size_t size,
+                               TF_Status* status);
+void TFE_ContextAddFunction(TFE_Context* ctx, TF_Function* function, TF_Status* status);
 // tsl::thread::ThreadPool::ThreadPool(tsl::Env*, tsl::ThreadOptions const&,
 //     std::string const&, int num_threads, bool low_latency_hint, Eigen::Allocator*)
 // (complete-object constructor; `name` is a std::string, C++11 ABI).

@@ -34,6 +34,8 @@ PW_BIND(TF_LoadSessionFromSavedModel, nullptr, false)
 PW_BIND(TFE_NewContextOptions, nullptr, false)
 PW_BIND(TFE_ContextOptionsSetConfig, nullptr, false)
 PW_BIND(TFE_NewContext, nullptr, false)
+PW_BIND(TFE_ContextAddFunctionDef, nullptr, false)
+PW_BIND(TFE_ContextAddFunction, nullptr, false)
 PW_BIND(
     _ZN3tsl6thread10ThreadPoolC1EPNS_3EnvERKNS_13ThreadOptionsERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEibPN5Eigen9AllocatorE,
     nullptr, false)

@@ -18,6 +18,7 @@
 #include "graph/graph.h"
 #include "hooks/guard.h"
 #include "hooks/slots.h"
+#include "preload/functions.h"
 #include "preload/runtime.h"
 
 namespace pw::hooks {
@@ -42,6 +43,7 @@ RealSlot g_new_status{"TF_NewStatus", nullptr, false};
 RealSlot g_delete_status{"TF_DeleteStatus", nullptr, false};
 RealSlot g_get_code{"TF_GetCode", nullptr, false};
 RealSlot g_graph_to_graphdef{"TF_GraphToGraphDef", nullptr, false};
+RealSlot g_function_to_fdef{"TF_FunctionToFunctionDef", nullptr, false};
 
 template <typename F>
 F helper(RealSlot* slot, const void* pc) {
@@ -55,7 +57,7 @@ F helper(RealSlot* slot, const void* pc) {
 
 int status_code(TF_Status* st, const void* pc) {
   auto get_code = helper<int (*)(const TF_Status*)>(&g_get_code, pc);
-  return get_code ? get_code(st) : -1;
+  return get_code && st ? get_code(st) : -1;
 }
 
 // --- the program's ConfigProto ---------------------------------------------
@@ -291,7 +293,23 @@ void mark_ctx_configured(const void* opts) {
 
 // --- the session's graph -----------------------------------------------------
 
-void adopt_stats(const graph::Stats& st, const std::string& source) {
+// The graph's operators are costed (shapes from the graph, PARWIDTH_INPUT_SHAPES
+// where given) so that the plan can come from the model, as the engine's do.
+void adopt_graph_of(graph::Graph* g, const std::string& source) {
+  graph::Stats st;
+  graph::InputShapes given;
+  std::string err;
+  std::vector<std::string> shape_warnings;
+  if (graph::input_shapes_parse(rt::options().input_shapes, &given, &err) != graph::Status::kOk)
+    given.clear();
+  graph::shapes_infer(g, given, &shape_warnings, &err);  // unknown shapes: unit costs
+  graph::Status s = graph::stats_compute(*g, &st, &err);
+  if (s != graph::Status::kOk) {
+    rt::warn_once("tf-graph-stats", "tensorflow: no width statistics for the " + source + " (" +
+                                        std::string(graph::status_name(s)) + ": " + err +
+                                        "); planning without it");
+    return;
+  }
   if (!rt::options().model.empty()) {
     rt::note_framework("tensorflow", "graph (" + source + ")", "W=" + std::to_string(st.avg_width),
                        false, "PARWIDTH_MODEL given; the plan keeps that model's width");
@@ -302,14 +320,16 @@ void adopt_stats(const graph::Stats& st, const std::string& source) {
                        "nothing to plan from; plan unchanged");
     return;
   }
-  rt::adopt_graph(source, static_cast<long>(st.heavy), static_cast<long>(st.layers),
-                  static_cast<long>(st.avg_width), static_cast<long>(st.max_level_width),
-                  st.weighted_parallelism);
+  planning::GraphSummary sum;
+  planning::summary_from(*g, st, &sum);
+  sum.source = source;
+  rt::adopt_graph(sum);
   const gov::Plan& p = rt::plan();
   std::lock_guard<std::mutex> lock(g_note_mu);
   graph_note() = source + " H=" + std::to_string(st.heavy) + " L=" + std::to_string(st.layers) +
-                 " W=" + std::to_string(st.avg_width) + " -> " + std::to_string(p.pools) +
-                 " pools x " + std::to_string(p.threads) + " threads";
+                 " W=" + std::to_string(st.avg_width) + " costs=" + st.costs + " -> " +
+                 std::to_string(p.pools) + " pools x " + std::to_string(p.threads) + " threads (" +
+                 p.source + ")";
 }
 
 // Reads the session's graph through the C API and re-plans with its width.
@@ -331,13 +351,11 @@ void plan_from_graph(TF_Graph* graph, const void* pc) {
     to_graphdef(graph, buf, st);
     if (status_code(st, pc) == 0 && buf->data && buf->length > 0) {
       graph::Graph g;
-      graph::Stats stats;
       std::string err;
       graph::Status s =
           graph::model_parse(buf->data, buf->length, graph::Format::kTfGraphDef, &g, &err);
-      if (s == graph::Status::kOk) s = graph::stats_compute(g, &stats, &err);
       if (s == graph::Status::kOk)
-        adopt_stats(stats, "tensorflow session graph");
+        adopt_graph_of(&g, "tensorflow session graph");
       else
         rt::warn_once("tf-graph-parse", "tensorflow: the session's GraphDef could not be read (" +
                                             std::string(graph::status_name(s)) + ": " + err +
@@ -346,6 +364,68 @@ void plan_from_graph(TF_Graph* graph, const void* pc) {
   }
   if (st) delete_status(st);
   if (buf) delete_buffer(buf);
+}
+
+// --- TF2 function graphs ----------------------------------------------------
+
+// One function graph TensorFlow added to the eager context: its width and
+// costs for the report and the program's memory. The plan in force is left
+// alone: the eager context's pools were sized before any function existed.
+void function_read(const void* data, size_t n, const char* how) {
+  graph::Graph g;
+  graph::Stats st;
+  std::string err;
+  std::vector<std::string> shape_warnings;
+  graph::Status s = graph::model_parse(data, n, graph::Format::kTfFunctionDef, &g, &err);
+  if (s == graph::Status::kOk) s = graph::shapes_infer(&g, {}, &shape_warnings, &err);
+  if (s == graph::Status::kOk) s = graph::stats_compute(g, &st, &err);
+  if (s == graph::Status::kOk)
+    functions::function_seen(g, st, how);
+  else
+    functions::function_unreadable(how, std::string(graph::status_name(s)) + ": " + err);
+}
+
+// A TF_Function, serialised through the C API.
+void function_read_c(TF_Function* fn, const void* pc) {
+  auto new_buffer = helper<Buffer* (*)()>(&g_new_buffer, pc);
+  auto delete_buffer = helper<void (*)(Buffer*)>(&g_delete_buffer, pc);
+  auto new_status = helper<TF_Status* (*)()>(&g_new_status, pc);
+  auto delete_status = helper<void (*)(TF_Status*)>(&g_delete_status, pc);
+  auto to_fdef = helper<void (*)(TF_Function*, Buffer*, TF_Status*)>(&g_function_to_fdef, pc);
+  if (!fn || !new_buffer || !delete_buffer || !new_status || !delete_status || !to_fdef) {
+    functions::function_unreadable("TFE_ContextAddFunction", "TF_FunctionToFunctionDef not found");
+    return;
+  }
+  Buffer* buf = new_buffer();
+  TF_Status* st = new_status();
+  if (buf && st) {
+    to_fdef(fn, buf, st);
+    if (status_code(st, pc) == 0 && buf->data && buf->length > 0)
+      function_read(buf->data, buf->length, "TFE_ContextAddFunction");
+    else
+      functions::function_unreadable("TFE_ContextAddFunction", "TF_FunctionToFunctionDef failed");
+  }
+  if (st) delete_status(st);
+  if (buf) delete_buffer(buf);
+}
+
+// Before the eager context is sized (once per process): the graph an earlier
+// run of this program remembered, unless the plan already has a graph.
+std::atomic<bool> g_recalled{false};
+void eager_recall() {
+  if (g_recalled.exchange(true)) return;
+  if (!rt::options().model.empty() || rt::graph_known()) return;
+  planning::GraphSummary sum;
+  std::string warning;
+  const bool found = functions::recall(&sum, &warning);
+  if (!warning.empty()) rt::warn_once("function-memory", warning);
+  if (!found || !rt::adopt_graph(sum)) return;
+  const gov::Plan& p = rt::plan();
+  std::lock_guard<std::mutex> lock(g_note_mu);
+  graph_note() = sum.source + " H=" + std::to_string(sum.heavy) +
+                 " L=" + std::to_string(sum.layers) + " W=" + std::to_string(sum.avg_width) +
+                 " costs=" + sum.costs + " -> " + std::to_string(p.pools) + " pools x " +
+                 std::to_string(p.threads) + " threads (" + p.source + ")";
 }
 
 // Sets opts' config to the program's bytes plus our fields; restores the
@@ -454,12 +534,9 @@ PW_HOOK(TF_Session*, TF_LoadSessionFromSavedModel,
       try {
         // The graph is filled in by the load itself: read the SavedModel first.
         pw::graph::Graph g;
-        pw::graph::Stats st;
         std::string err;
-        pw::graph::Status s = pw::graph::model_load(export_dir, &g, &err);
-        if (s == pw::graph::Status::kOk) s = pw::graph::stats_compute(g, &st, &err);
-        if (s == pw::graph::Status::kOk)
-          pw::hooks::adopt_stats(st, std::string("tensorflow SavedModel ") + export_dir);
+        if (pw::graph::model_load(export_dir, &g, &err) == pw::graph::Status::kOk)
+          pw::hooks::adopt_graph_of(&g, std::string("tensorflow SavedModel ") + export_dir);
         pw::hooks::apply_session_config(const_cast<TF_SessionOptions*>(session_options), "session",
                                         pc);
       } catch (...) {
@@ -485,6 +562,7 @@ PW_HOOK(void, TFE_ContextOptionsSetConfig,
   bool changed = false;
   if (guard.entered() && options && pw::hooks::tf_active()) {
     try {
+      pw::hooks::eager_recall();
       const std::string extra = pw::hooks::config_extra(
           "eager context", pw::hooks::config_scan(proto, proto ? proto_len : 0));
       pw::hooks::mark_ctx_configured(options);
@@ -517,6 +595,7 @@ PW_HOOK(TFE_Context*, TFE_NewContext, (const TFE_ContextOptions* opts, TF_Status
       try {
         // A program that never set a config: give the context ours alone.
         if (!pw::hooks::take_ctx_configured(opts)) {
+          pw::hooks::eager_recall();
           auto set = PW_REAL_FROM(TFE_ContextOptionsSetConfig, pc);
           auto new_status = pw::hooks::helper<TF_Status* (*)()>(&pw::hooks::g_new_status, pc);
           auto delete_status =
@@ -536,6 +615,41 @@ PW_HOOK(TFE_Context*, TFE_NewContext, (const TFE_ContextOptions* opts, TF_Status
   }
   // Not under the guard: the context's pools are created here.
   return real(opts, status);
+}
+
+// TF2 function graphs: Python adds a traced tf.function (Keras's train and
+// predict steps) as a TF_Function, a FunctionDef from a SavedModel as bytes.
+// Read after the real call, only when TF accepted the function.
+PW_HOOK(void, TFE_ContextAddFunctionDef,
+        (TFE_Context * ctx, const char* serialized_function_def, size_t size, TF_Status* status)) {
+  auto real = PW_REAL(TFE_ContextAddFunctionDef);
+  if (!real) return;
+  const void* pc = __builtin_return_address(0);
+  real(ctx, serialized_function_def, size, status);
+  Guard guard;
+  if (guard.entered() && serialized_function_def && pw::hooks::tf_active() &&
+      pw::hooks::status_code(status, pc) == 0) {
+    try {
+      pw::hooks::function_read(serialized_function_def, size, "TFE_ContextAddFunctionDef");
+    } catch (...) {
+    }
+  }
+}
+
+PW_HOOK(void, TFE_ContextAddFunction,
+        (TFE_Context * ctx, TF_Function* function, TF_Status* status)) {
+  auto real = PW_REAL(TFE_ContextAddFunction);
+  if (!real) return;
+  const void* pc = __builtin_return_address(0);
+  real(ctx, function, status);
+  Guard guard;
+  if (guard.entered() && function && pw::hooks::tf_active() &&
+      pw::hooks::status_code(status, pc) == 0) {
+    try {
+      pw::hooks::function_read_c(function, pc);
+    } catch (...) {
+    }
+  }
 }
 
 #define PW_TF_THREADPOOL \

@@ -161,7 +161,11 @@ gov::Plan plan_choose(const opt::Options& o, const opt::EnvLookup& env,
     in.costs = &graph.cost_graph;
     in.model = &model;
   }
-  return gov::plan_choose(budget_view(budget), in, po);
+  gov::Plan plan = gov::plan_choose(budget_view(budget), in, po);
+  if (graph.known && !graph.remembered.empty())
+    plan.source_detail = plan.source_detail.empty() ? graph.remembered
+                                                    : plan.source_detail + "; " + graph.remembered;
+  return plan;
 }
 
 // Slurm's "2(x3),1" (tasks on each node of the step, in node order) at `index`.

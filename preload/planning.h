@@ -27,6 +27,9 @@ struct GraphSummary {
   // graph::fingerprint of the graph, the key of its measured plans; "" when
   // the graph came without its operators (a hook that passes statistics only).
   std::string fingerprint;
+  // Where a graph from an earlier run came from (a remembered TF2 function
+  // graph, preload/functions); added to the plan's source_detail.
+  std::string remembered;
 };
 
 struct Planned {

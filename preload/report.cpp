@@ -161,6 +161,8 @@ std::string report_json(const Input& in) {
     w.end_object();
   }
   w.end_array();
+  w.key("functions").raw(in.functions_json.empty() ? "[]" : in.functions_json);
+  w.key("function_memory").raw(in.function_memory_json.empty() ? "null" : in.function_memory_json);
   w.key("monitor");
   if (in.monitor_json.empty())
     w.null();

@@ -37,7 +37,9 @@ struct Input {
   std::vector<Framework> frameworks;
   std::vector<Pool> pools;
   std::vector<std::string> warnings;
-  std::string monitor_json;  // empty = null
+  std::string monitor_json;          // empty = null
+  std::string functions_json;        // TF2 function graphs seen; empty = []
+  std::string function_memory_json;  // empty = null
   bool forked_child = false;
 };
 

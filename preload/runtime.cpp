@@ -25,6 +25,7 @@
 #include "governor/node_share.h"
 #include "governor/process_share.h"
 #include "governor/setting.h"
+#include "preload/functions.h"
 #include "preload/log.h"
 #include "preload/monitor.h"
 #include "preload/node.h"
@@ -970,6 +971,9 @@ void on_exit() {
   monitor::monitor_stop();
   // Leave before the report: the others may grow back as soon as possible.
   if (r.node_member) r.node.leave();
+  std::string memory_warning;
+  functions::save_at_exit(&memory_warning);
+  if (!memory_warning.empty()) warn_once("function-memory", memory_warning);
   report::Input in;
   in.opt = &r.opt;
   in.program = r.names.empty() ? "" : r.names.back();
@@ -988,6 +992,8 @@ void on_exit() {
   in.omp_cap = r.omp_cap.load();
   in.forked_child = r.forked_child;
   in.monitor_json = monitor::monitor_json();
+  in.functions_json = functions::functions_json();
+  in.function_memory_json = functions::memory_json();
   {
     std::lock_guard<std::mutex> lock(r.mu);
     for (const FrameworkNote& f : r.frameworks)
@@ -1061,6 +1067,7 @@ void on_fork_child() {
   t_pool = -1;
   r.frameworks.clear();
   r.pools.clear();
+  functions::after_fork();
   r.warnings.clear();
   r.warned_keys.clear();
   r.fail_reason.clear();

@@ -42,7 +42,10 @@ def tf_run(tmp_path, tag, args=(), preload=True, cmd=None, **env):
     """Runs the example (or cmd); returns (program's JSON or None, report or None, stderr)."""
     out = tmp_path / f"{tag}.json"
     report = tmp_path / f"{tag}.report.json"
-    extra = dict(TF_LOGS)
+    # The test's own cache (function graphs remembered by an earlier run would
+    # plan the eager context) and node registry (other governed processes on
+    # the machine would change the share between TF's pools and the report).
+    extra = dict(TF_LOGS, XDG_CACHE_HOME=tmp_path / "cache", PARWIDTH_NODE_DIR=tmp_path / "node")
     for k, v in env.items():
         extra[k if k.startswith("TF_") else "PARWIDTH_" + k] = str(v)
     if preload:
@@ -251,3 +254,96 @@ def test_wide_and_deep_session_planned_from_its_embedding_graph(tmp_path):
     assert plan["pools"] == min(g["avg_width"], g["max_level_width"], plan["slots"])
     assert tf_view(err) == (plan["pools"], plan["threads"])
     check_outputs_match(base, prog)
+
+
+# ---------------------------------------------------------------- TF2 function graphs
+
+KERAS_FIT = ROOT / "tests" / "programs" / "keras_fit.py"
+
+
+def keras_run(tmp_path, tag, preload=True, **env):
+    """tests/programs/keras_fit.py (model.fit on four parallel Dense branches);
+    returns (program's JSON, report or None, stderr). The cache directory and
+    the node registry are the test's own."""
+    out = tmp_path / f"{tag}.json"
+    report = tmp_path / f"{tag}.report.json"
+    extra = dict(TF_LOGS, XDG_CACHE_HOME=tmp_path / "cache",
+                 PARWIDTH_NODE_DIR=tmp_path / "node")
+    extra.update({k: str(v) for k, v in env.items()})
+    if preload:
+        extra["LD_PRELOAD"] = str(LIB)
+        extra["PARWIDTH_REPORT"] = str(report)
+    p = subprocess.run([sys.executable, str(KERAS_FIT), "--json", str(out)],
+                       env=clean_env(**extra), capture_output=True, text=True, timeout=240)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return load(out), (load(report) if preload else None), p.stderr
+
+
+def memory_files(tmp_path):
+    d = tmp_path / "cache" / "parwidth"
+    return sorted(d.glob("tf-functions-*.txt")) if d.exists() else []
+
+
+def test_keras_fit_function_graphs_are_remembered_for_the_next_run(tmp_path):
+    base, _, base_err = keras_run(tmp_path, "bare", preload=False)
+    assert memory_files(tmp_path) == []
+
+    # First run: the eager context exists before any function graph, so it is
+    # planned without one; the training step's graph is read when TF adds it.
+    prog1, rep1, err1 = keras_run(tmp_path, "first")
+    assert rep1["graph"] is None
+    readable = [f for f in rep1["functions"] if f["readable"]]
+    assert readable, rep1["functions"]
+    assert all(f["how"] == "TFE_ContextAddFunction" for f in readable)
+    step = max(readable, key=lambda f: f["heavy"])
+    # Forward: 4 branch MatMuls side by side; backward: the head's 2 and the 4
+    # branches' weight gradients side by side again.
+    assert step["heavy"] >= 11 and step["avg_width"] >= 2, step
+    assert step["max_level_width"] >= 4, step
+    assert rep1["function_memory"]["recalled"] is False
+    assert rep1["function_memory"]["written"] == "yes"
+    files = memory_files(tmp_path)
+    assert len(files) == 1 and files[0].stat().st_mode & 0o777 == 0o600
+    assert f"function {step['name']} " in files[0].read_text()
+    check_outputs_match(base, prog1)
+
+    # Second run of the same program (another --json path: not part of its
+    # identity): the eager context is sized from the remembered graph.
+    prog2, rep2, err2 = keras_run(tmp_path, "second")
+    g, plan = rep2["graph"], rep2["plan"]
+    assert g["source"] == f"tensorflow function graph {step['name']} (remembered)", g
+    assert (g["heavy"], g["avg_width"]) == (step["heavy"], step["avg_width"])
+    assert "remembered from an earlier run of this program" in plan["source_detail"], plan
+    mem = rep2["function_memory"]
+    assert mem["recalled"] is True and mem["function"] == step["name"]
+    inter = one_note(rep2, "eager context inter_op_parallelism_threads")
+    intra = one_note(rep2, "eager context intra_op_parallelism_threads")
+    assert inter["applied"] and int(inter["value"]) == plan["pools"], inter
+    assert intra["applied"] and int(intra["value"]) == plan["threads"], intra
+    assert "remembered" in inter["why"], inter
+    # TensorFlow's own view: the pools it logged making have the plan's sizes.
+    assert tf_view(err2) == (plan["pools"], plan["threads"])
+    # Its Python side only echoes what the program set (nothing).
+    assert prog2["tf.config.threading"] == {"inter_op_parallelism_threads": 0,
+                                            "intra_op_parallelism_threads": 0}
+    check_outputs_match(base, prog2)
+    assert len(memory_files(tmp_path)) == 1
+
+
+def test_keras_fit_corrupt_function_memory_is_one_warning(tmp_path):
+    base, _, _ = keras_run(tmp_path, "bare", preload=False)
+    keras_run(tmp_path, "first")
+    (path,) = memory_files(tmp_path)
+    path.write_text(path.read_text().replace("function ", "function bad$name ", 1))
+    prog, rep, err = keras_run(tmp_path, "corrupt")
+    said = [w for w in rep["warnings"] if "function memory" in w]
+    assert len(said) == 1 and str(path) in said[0], rep["warnings"]
+    assert err.count("function memory") == 1, err[-3000:]
+    # A normal run: planned without a graph, as a first run is, same results.
+    assert rep["graph"] is None
+    assert rep["function_memory"]["recalled"] is False
+    assert not one_note(rep, "eager context inter_op_parallelism_threads")["applied"]
+    check_outputs_match(base, prog)
+    # The run's own graphs replace the damaged memory.
+    assert rep["function_memory"]["written"] == "yes"
+    assert "bad$name" not in path.read_text()

@@ -1,0 +1,140 @@
+// TF2 function graphs (Format::kTfFunctionDef): a lone FunctionDef as TensorFlow adds it to
+// an eager context, its arguments' shapes from arg_attr / _input_shapes / handle_data, its
+// width and costs; hostile bytes.
+#include <gtest/gtest.h>
+
+#include "tests/unit/graph/test_util.h"
+
+namespace pw::graph {
+namespace {
+
+using namespace test;  // NOLINT: encoding helpers
+
+std::string shape(std::vector<int64_t> dims) {
+  std::string s;
+  for (int64_t d : dims) s += field_bytes(2, field_varint(1, uint64_t(d)));
+  return s;
+}
+std::string attr_entry(const std::string& key, const std::string& value) {
+  return field_bytes(1, key) + field_bytes(2, value);
+}
+std::string node(const std::string& name, const std::string& op, std::vector<std::string> in,
+                 const std::string& attrs = "") {
+  return tf_node(name, op, in) + attrs;
+}
+std::string dtype_float() {
+  return field_bytes(5, attr_entry("dtype", field_varint(6, 1)));
+}
+
+// x: float [2,8] (arg_attr _output_shapes); w1, w2: resources of float [8,4] variables
+// (handle_data); two MatMuls side by side, then their sum.
+std::string two_branches(bool with_shapes) {
+  std::string sig = field_bytes(1, "__inference_train_step_42");
+  sig += field_bytes(2, field_bytes(1, "x") + field_varint(3, 1));
+  for (const char* w : {"w1", "w2"}) {
+    std::string arg = field_bytes(1, w) + field_varint(3, 20);
+    if (with_shapes) arg += field_bytes(7, field_varint(1, 1) + field_bytes(2, shape({8, 4})));
+    sig += field_bytes(2, arg);
+  }
+  sig += field_bytes(3, field_bytes(1, "out"));
+  std::string f = field_bytes(1, sig);
+  f += field_bytes(3, node("r1", "ReadVariableOp", {"w1"}, dtype_float()));
+  f += field_bytes(3, node("r2", "ReadVariableOp", {"w2"}, dtype_float()));
+  f += field_bytes(3, node("m1", "MatMul", {"x", "r1:value:0"}));
+  f += field_bytes(3, node("m2", "MatMul", {"x", "r2:value:0"}));
+  f += field_bytes(3, node("sum", "AddV2", {"m1:product:0", "m2:product:0"}));
+  f += field_bytes(4, field_bytes(1, "out") + field_bytes(2, "sum:z:0"));
+  if (with_shapes) {
+    const std::string shapes = field_bytes(1, field_bytes(7, shape({2, 8})));  // list(shape)
+    f += field_bytes(7, field_varint(1, 0) +
+                            field_bytes(2, field_bytes(1, attr_entry("_output_shapes", shapes))));
+  }
+  return f;
+}
+
+Status read(const std::string& bytes, Graph* g, Stats* s) {
+  std::string err;
+  Status st = model_parse(bytes.data(), bytes.size(), Format::kTfFunctionDef, g, &err);
+  if (st != Status::kOk) return st;
+  st = shapes_infer(g, {}, nullptr, &err);
+  if (st != Status::kOk) return st;
+  return stats_compute(*g, s, &err);
+}
+
+TEST(TfFunction, WidthAndCostsOfTwoParallelBranches) {
+  Graph g;
+  Stats s;
+  ASSERT_EQ(read(two_branches(true), &g, &s), Status::kOk);
+  EXPECT_EQ(g.name, "__inference_train_step_42");
+  EXPECT_EQ(s.name, "__inference_train_step_42");
+  EXPECT_EQ(s.source.rfind("tf-functiondef:", 0), 0u) << s.source;
+  EXPECT_EQ(s.heavy, 2u);
+  EXPECT_EQ(s.layers, 1u);
+  EXPECT_EQ(s.avg_width, 2u);
+  EXPECT_EQ(s.max_level_width, 2u);
+  EXPECT_EQ(s.costs, "flops");
+  // Each MatMul: [2,8] x [8,4] -> 2 * (2*4) * 8 FLOPs.
+  for (const Node& n : g.nodes) {
+    if (n.op == "MatMul") {
+      EXPECT_DOUBLE_EQ(n.flops, 2.0 * 8 * 8) << n.name;
+    }
+  }
+  EXPECT_DOUBLE_EQ(s.weighted_parallelism, 2.0);
+  // The arguments are graph inputs (x) and variables (w1, w2), not edges from nowhere.
+  EXPECT_EQ(g.inputs, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(g.nodes[1].op, "VarHandleOp");
+}
+
+TEST(TfFunction, UnknownArgumentShapesGiveTheWidthWithUnitCosts) {
+  Graph g;
+  Stats s;
+  ASSERT_EQ(read(two_branches(false), &g, &s), Status::kOk);
+  EXPECT_EQ(s.heavy, 2u);
+  EXPECT_EQ(s.avg_width, 2u);
+  EXPECT_EQ(s.costs, "unit");
+}
+
+TEST(TfFunction, InputShapesAttributeIsUsedWhenNoArgAttr) {
+  std::string f = two_branches(false);
+  // FunctionDef.attr "_input_shapes": x [2,8], then the two resources (unknown rank).
+  std::string list = field_bytes(7, shape({2, 8})) + field_bytes(7, field_varint(3, 1)) +
+                     field_bytes(7, field_varint(3, 1));
+  f += field_bytes(5, attr_entry("_input_shapes", field_bytes(1, list)));
+  Graph g;
+  Stats s;
+  ASSERT_EQ(read(f, &g, &s), Status::kOk);
+  ASSERT_EQ(g.nodes[0].name, "x");
+  ASSERT_FALSE(g.nodes[0].out.empty());
+  EXPECT_EQ(g.nodes[0].out[0].dims, (std::vector<int64_t>{2, 8}));
+}
+
+TEST(TfFunction, NeverGuessedByAuto) {
+  Graph g;
+  std::string err;
+  const std::string f = two_branches(true);
+  // kAuto tries ONNX, SavedModel and GraphDef only; whatever it finds, it is not a function.
+  if (model_parse(f.data(), f.size(), Format::kAuto, &g, &err) == Status::kOk) {
+    EXPECT_NE(g.format, Format::kTfFunctionDef);
+  }
+}
+
+TEST(TfFunction, TruncatedOrCorruptBytesGiveAStatus) {
+  const std::string f = two_branches(true);
+  for (size_t n = 0; n < f.size(); ++n) {
+    Graph g;
+    std::string err;
+    model_parse(f.data(), n, Format::kTfFunctionDef, &g, &err);  // any status, no crash
+    std::string bad = f;
+    bad[n] = static_cast<char>(bad[n] ^ 0x5a);
+    model_parse(bad.data(), bad.size(), Format::kTfFunctionDef, &g, &err);
+  }
+  Graph g;
+  std::string err;
+  EXPECT_NE(model_parse("", 0, Format::kTfFunctionDef, &g, &err), Status::kOk);
+  const std::string nameless = field_bytes(3, node("a", "MatMul", {}));
+  EXPECT_EQ(model_parse(nameless.data(), nameless.size(), Format::kTfFunctionDef, &g, &err),
+            Status::kBadFormat);
+}
+
+}  // namespace
+}  // namespace pw::graph
