@@ -7,9 +7,12 @@
 namespace {
 
 // Priority: before preload/main.cpp's constructor (and anything that could
-// activate the runtime); it only stores two pointers.
+// activate the runtime). Every original is bound here, while the loader's
+// lock is ours anyway: a hook never calls dlsym later.
 __attribute__((constructor(101))) void hooks_register_at_load() {
-  pw::rt::hooks_register({pw::hooks::omp_on_activate, pw::hooks::real_pthread_create});
+  pw::hooks::bind_all();
+  pw::rt::hooks_register(
+      {pw::hooks::omp_on_activate, pw::hooks::real_pthread_create, pw::hooks::bind_exec});
 }
 
 }  // namespace

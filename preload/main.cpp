@@ -16,14 +16,11 @@ void fork_child() {
 }
 
 __attribute__((constructor)) void parwidth_load() {
-  // Every original bound now, while the loader's lock is ours anyway: a hook
-  // never calls dlsym later.
-  pw::hooks::bind_all();
   try {
     pw::rt::on_load();
     if (pw::rt::selected()) {
       pthread_atfork(fork_prepare, fork_parent, fork_child);
-      pw::hooks::bind_exec();
+      pw::rt::hooks_bind_exec();
     }
   } catch (...) {
     // Out of memory while reading options: stay out of the way.

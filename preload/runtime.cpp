@@ -8,8 +8,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/auxv.h>
-#include <time.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -905,6 +905,10 @@ static void python_startup_hook(const Runtime& r) {
   // The hook removes exactly this first entry again.
   const std::string value = old && *old ? dir + ":" + old : dir;
   setenv("PYTHONPATH", value.c_str(), 1);
+}
+
+void hooks_bind_exec() {
+  if (g_hooks.exec_bind) g_hooks.exec_bind();
 }
 
 void hooks_register(const HookEntries& entries) {

@@ -104,8 +104,10 @@ std::vector<int> spawn_cpus(char* const envp[]);
 struct HookEntries {
   void (*omp_activate)();                      // before any OpenMP runtime binds threads
   monitor::ThreadCreateFn (*thread_create)();  // the real pthread_create, for the monitor
+  void (*exec_bind)();                         // the exec hooks' originals (selected processes)
 };
 void hooks_register(const HookEntries& entries);
+void hooks_bind_exec();  // calls the registered exec_bind, if any
 
 // The environment variable that tells a program exec'ed by a confined process
 // (or by one of its children) that its affinity is that process's share: it
