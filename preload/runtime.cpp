@@ -138,10 +138,13 @@ std::string base_name(const char* path) {
   return s ? s + 1 : path;
 }
 
-// A governed thread exited: its record leaves the live ones.
+// A governed thread exited: its pin is checked while it still runs here (a
+// thread-specific destructor runs on the exiting thread; hooks/pthread.cpp's
+// own check may come after this one), then its record leaves the live ones.
 void thread_ended(void* tid) {
   if (!g || g->pid.load(std::memory_order_relaxed) != getpid()) return;
   try {
+    check_own_pin();
     g->registry.retire(reinterpret_cast<long>(tid));
   } catch (...) {
   }
