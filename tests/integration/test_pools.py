@@ -100,7 +100,7 @@ def test_pool_capped_and_three_views_agree(tmp_path, case):
     else:
         assert p["before"] == n and p["applied"] is True and p["set_by"] == "parwidth", p
     assert tpc(out, api)["num_threads"] == p["after"]  # threadpoolctl agrees
-    assert out["busy"] == 1  # /proc: one thread did the work
+    assert out["busy"] == 1, out  # /proc: one thread did the work
     # The same bits as a bare run with one thread; within float rounding of the bare default.
     one, _ = probe(tmp_path, python, *args, preload=False,
                    **case_env(case, **{CASES[case][4]: 1}))

@@ -3,8 +3,8 @@
 Runs C = A @ B (float64, n x n, a few times) through one BLAS library and
 prints one JSON object: threadpoolctl's threadpool_info(), the sum of C, the
 process's threads in /proc, and how many of them did work during the
-multiplications (CPU time in /proc/self/task/*/stat grew), which is the pool
-size the library actually used.
+multiplications (CPU time in /proc/self/task/*/schedstat grew by at least a
+third of the busiest thread's), which is the pool size the library actually used.
 
   --lib numpy     numpy's own BLAS (a wheel's bundled OpenBLAS, or Debian's)
   --lib mkl       MKL's mkl_rt (--mkl PATH), through cblas_dgemm
@@ -16,6 +16,7 @@ import ctypes
 import json
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -23,17 +24,17 @@ CblasRowMajor, CblasNoTrans = 101, 111
 
 
 def cpu_ticks():
+    """Each thread's CPU time in ns (schedstat), keyed by tid, with its name."""
     out = {}
     for tid in os.listdir("/proc/self/task"):
         try:
-            with open(f"/proc/self/task/{tid}/stat") as f:
-                text = f.read()
+            with open(f"/proc/self/task/{tid}/schedstat") as f:
+                ns = int(f.read().split()[0])
             with open(f"/proc/self/task/{tid}/comm") as f:
                 comm = f.read().strip()
-        except OSError:
+        except (OSError, ValueError, IndexError):
             continue
-        fields = text[text.rindex(")") + 2:].split()
-        out[int(tid)] = (comm, int(fields[11]) + int(fields[12]))
+        out[int(tid)] = (comm, ns)
     return out
 
 
@@ -82,6 +83,10 @@ def main():
     import threadpoolctl
 
     mm(a, b)  # warm-up: pools that start lazily start now
+    # OpenBLAS's workers spin for about 0.1 s after they start (and after each
+    # product) before they sleep, whatever the thread count: let that pass, or
+    # an idle worker's spin is counted as work.
+    time.sleep(0.3)
     import threading
 
     rest = len(os.listdir("/proc/self/task"))
@@ -102,14 +107,19 @@ def main():
     after = cpu_ticks()
     done.set()
     sampler.join()
-    busy = [tid for tid, (comm, t) in after.items()
-            if comm != "parwidth-mon" and tid in before and t > before[tid][1]
-            and tid != sampler.native_id]
+    # A thread did the work if it took a real part of it: a worker that spun a
+    # little while the others worked is not a share.
+    grown = {tid: t - before[tid][1] for tid, (comm, t) in after.items()
+             if comm != "parwidth-mon" and tid in before and tid != sampler.native_id}
+    names = {tid: after[tid][0] for tid in grown}
+    most = max(grown.values(), default=0)
+    busy = [tid for tid, g in grown.items() if g > 0 and g * 3 >= most]
     info = [{"internal_api": i["internal_api"], "prefix": i["prefix"],
              "file": os.path.basename(i["filepath"]), "num_threads": i["num_threads"],
              "threading_layer": i.get("threading_layer")}
             for i in threadpoolctl.threadpool_info()]
     json.dump({"pid": os.getpid(), "sum": total, "tasks": rest, "busy": len(busy),
+               "cpu_ms": sorted(((round(g / 1e6, 1), names[t]) for t, g in grown.items()), reverse=True),
                "started_per_call": peak[0] - rest,
                "threadpoolctl": info}, sys.stdout)
 
