@@ -163,6 +163,8 @@ std::string calibration_format(const Calibration& c) {
   s += std::string("op_overhead_s ") + buf + "\n";
   snprintf(buf, sizeof buf, "%.6g", c.model.wake_s);
   s += std::string("wake_s ") + buf + "\n";
+  snprintf(buf, sizeof buf, "%.6g", c.model.notify_s);
+  s += std::string("notify_s ") + buf + "\n";
   for (const SizeRow& r : c.model.rows) {
     snprintf(buf, sizeof buf, "%.6g", r.flops);
     s += std::string("size ") + buf;
@@ -230,6 +232,9 @@ CalibrationStatus calibration_parse(const std::string& text, const std::string& 
     } else if (key == "wake_s") {
       if (!parse_one(rest, 0, 1e-1, &v)) return corrupt("bad 'wake_s'");
       c.model.wake_s = v;
+    } else if (key == "notify_s") {
+      if (!parse_one(rest, 0, 1e-1, &v)) return corrupt("bad 'notify_s'");
+      c.model.notify_s = v;
     } else if (key == "size") {
       SizeRow r;
       if (!parse_row(rest, &r)) return corrupt("bad 'size' line " + std::to_string(lineno));

@@ -29,6 +29,12 @@ struct MachineModel {
   // Waking a sleeping thread (futex wake and a context switch): what an
   // operator pays when an idle inter-op pool must be woken to run it.
   double wake_s = 1e-5;
+  // What the thread that releases ready operators pays to signal a sleeping
+  // inter-op pool (a futex wake; an inter-processor interrupt when the
+  // sleeper is pinned to another core, which on a virtual machine is an exit
+  // to the hypervisor). Executors signal a sleeper whenever they make work
+  // ready, also when they then run it themselves.
+  double notify_s = 5e-6;
   std::vector<SizeRow> rows;  // ascending flops, same team count in each
 };
 
@@ -43,7 +49,9 @@ struct MachineModel {
 // wake_s = 10 us (a futex wake and a context switch, as on a virtual machine;
 // bare metal is nearer 3-5 us): every operator on a team of t > 1 pays it
 // (op_seconds), and so does an operator that an idle inter-op pool must wake
-// up for (simulate). A calibration measures all of these on this budget.
+// up for (simulate); signalling a sleeping pool costs its signaller
+// notify_s = 5 us. A calibration measures all of these on this budget, with
+// the two threads pinned to two cores, as governed pools and teams are.
 MachineModel builtin_model(int cores);
 
 // Seconds for one operator of `flops` FLOPs and `bytes` bytes moved on a team

@@ -78,6 +78,8 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
   // a pool that was already idle sleeps and must first be woken (a futex wake
   // and a context switch: m.wake_s). At the start every pool is awake.
   std::vector<char> busy(static_cast<size_t>(pools), 0), awake(static_cast<size_t>(pools), 1);
+  // Seconds a pool owes for signalling sleeping pools, paid before its next operator.
+  std::vector<double> owed(static_cast<size_t>(pools), 0.0);
   double now = 0;
   size_t done = 0;
   while (done < n) {
@@ -96,8 +98,9 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
       // The executor's per-operator bookkeeping (dequeue, successor counts,
       // notify) runs under its one lock: pools take turns at it.
       const double dispatch = costs ? std::min(m.op_overhead_s, alone[*best]) : 0.0;
-      running.push_back(
-          {*best, pool, dispatch, alone[*best] - dispatch + (wake && costs ? m.wake_s : 0.0)});
+      const double extra = (wake && costs ? m.wake_s : 0.0) + owed[static_cast<size_t>(pool)];
+      owed[static_cast<size_t>(pool)] = 0;
+      running.push_back({*best, pool, dispatch, alone[*best] - dispatch + extra});
       ready.erase(best);
     }
     // Pools left without work fall asleep.
@@ -128,7 +131,7 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
                                                     : running[i].left / rate[i]);
     now += step;
     // Operators finishing at this instant, in index order, release their successors.
-    std::vector<uint32_t> finished;
+    std::vector<std::pair<uint32_t, int>> finished;  // (operator, its pool)
     std::vector<Running> still;
     for (size_t i = 0; i < running.size(); ++i) {
       Running r = running[i];
@@ -139,7 +142,7 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
         r.left -= step * rate[i];
       }
       if (r.dispatch <= 0 && r.left <= 1e-15 * std::max(1.0, alone[r.op])) {
-        finished.push_back(r.op);
+        finished.emplace_back(r.op, r.pool);
         busy[static_cast<size_t>(r.pool)] = 0;
         awake[static_cast<size_t>(r.pool)] = 1;
       } else {
@@ -148,10 +151,19 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
     }
     running.swap(still);
     std::sort(finished.begin(), finished.end());
-    for (uint32_t v : finished) {
+    int sleeping = 0;
+    for (int q = 0; q < pools; ++q)
+      sleeping += !busy[static_cast<size_t>(q)] && !awake[static_cast<size_t>(q)];
+    for (const auto& [v, pool] : finished) {
       ++done;
+      int released = 0;
       for (uint32_t w : succs[v])
-        if (--waiting[w] == 0) ready.push_back(w);
+        if (--waiting[w] == 0) ready.push_back(w), ++released;
+      // The executor signals a sleeping pool for the work it made ready (one
+      // per operator, as many as there are sleepers), also when this pool then
+      // takes that work itself. A folded operator ran at load: it signals nobody.
+      if (!g.ops[v].folded)
+        owed[static_cast<size_t>(pool)] += m.notify_s * std::min(sleeping, released);
     }
   }
   return now;

@@ -42,7 +42,10 @@ struct CostGraph {
 // overhead (m.op_overhead_s) is the executor's bookkeeping under its one lock:
 // operators in it share it, one at a time. A pool that has just finished
 // takes the next ready operator itself; an idle pool sleeps and pays
-// m.wake_s before it starts one. Returns the makespan in
+// m.wake_s before it starts one, and a pool that makes r operators ready
+// while s other pools sleep pays m.notify_s x min(r, s) for signalling them,
+// before its next operator (executors signal a sleeper even for work they
+// then run themselves). Returns the makespan in
 // seconds, or -1 for a graph without a schedule (empty, cyclic, bad index).
 double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m);
 

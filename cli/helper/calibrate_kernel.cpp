@@ -4,11 +4,13 @@
 // For each operator size (a float32 matrix product of n x n, 2 n^3 FLOPs) and
 // each OpenMP team size 1..max_team, prints the median time of one operator
 // over several timed batches; then the single-core streaming bandwidth and
-// the latency of waking a sleeping thread. Output lines (the body of a
-// calibration file, governor/machine_model.h):
+// the latency of waking a sleeping thread on another core, and what signalling
+// one costs the signaller. Output lines (the body of a calibration file,
+// governor/machine_model.h):
 //   size <flops> <seconds at 1 thread> ... <seconds at max_team threads>
 //   bytes_per_s <bytes per second>
 //   wake_s <seconds>
+//   notify_s <seconds>
 // Where oneDNN is present (libdnnl.so.2, opened at run time: the helper
 // needs nothing beyond libc and libgomp), the operator is oneDNN's own sgemm,
 // the kernel frameworks run, on the same OpenMP runtime; otherwise a plain
@@ -16,6 +18,8 @@
 // absolute rate is a lower bound.
 #include <dlfcn.h>
 #include <omp.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -107,24 +111,96 @@ double stream_bytes_per_s() {
   return 2.0 * n * sizeof(float) / best;
 }
 
-// Half the median round trip of a turn passed between two threads that sleep
-// on a condition variable: one wake-up of a sleeping thread, as an idle
-// inter-op worker or a team's parked thread pays it.
-double wake_seconds() {
+// Two CPUs of this budget on different physical cores, as governed pools and
+// teams are pinned: the first allowed CPU and the first allowed one that is
+// not its SMT sibling (sysfs says which are). False with fewer than two.
+bool two_cores(int* a, int* b) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return false;
+  *a = -1;
+  for (int c = 0; c < CPU_SETSIZE && *a < 0; ++c)
+    if (CPU_ISSET(c, &set)) *a = c;
+  if (*a < 0) return false;
+  // thread_siblings_list: "0,48" or "0-1", the CPUs that share a's core.
+  std::vector<char> sibling(CPU_SETSIZE, 0);
+  char path[96], list[256] = "";
+  snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", *a);
+  if (FILE* f = fopen(path, "re")) {
+    if (!fgets(list, sizeof list, f)) list[0] = '\0';
+    fclose(f);
+  }
+  for (char* tok = strtok(list, ",\n"); tok; tok = strtok(nullptr, ",\n")) {
+    int lo = -1, hi = -1;
+    const int got = sscanf(tok, "%d-%d", &lo, &hi);
+    if (got < 1) continue;
+    if (got == 1) hi = lo;
+    for (int c = std::max(0, lo); c <= hi && c < CPU_SETSIZE; ++c)
+      sibling[static_cast<size_t>(c)] = 1;
+  }
+  int other = -1;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set) || c == *a) continue;
+    if (!sibling[static_cast<size_t>(c)]) {
+      *b = c;
+      return true;
+    }
+    if (other < 0) other = c;
+  }
+  *b = other;
+  return other >= 0;
+}
+
+void pin_self(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+void spin_for(double seconds) {
+  const double until = now_s() + seconds;
+  while (now_s() < until) {
+  }
+}
+
+// What waking a sleeping thread costs, measured between two threads pinned
+// to two cores of the budget (as a governed process's pools and team threads
+// are), with the other core left idle between wake-ups as it is between
+// operators. Waking a thread on another core takes an inter-processor
+// interrupt (on a virtual machine an exit to the hypervisor), several times
+// what a wake-up on the waker's own core costs, which is what unpinned
+// threads mostly get.
+//   wake_s:   half the median round trip of a turn passed between the two
+//             threads, each sleeping on a condition variable in between;
+//   notify_s: the median time the signalling thread spends in notify_one()
+//             while the other one sleeps (the executor's cost of making work
+//             ready for a sleeping pool).
+void wake_seconds(double* wake_s, double* notify_s) {
+  int a = 0, b = 0;
+  const bool pinned = two_cores(&a, &b);
+  cpu_set_t saved;
+  const bool have_saved = sched_getaffinity(0, sizeof saved, &saved) == 0;
   std::mutex mu;
   std::condition_variable cv;
   int turn = 0;  // 0: main's, 1: the other's, 2: stop
+  int sleeps = 0;
   std::thread other([&] {
+    if (pinned) pin_self(b);
     std::unique_lock<std::mutex> lock(mu);
-    for (;;) {
-      cv.wait(lock, [&] { return turn != 0; });
+    for (;;) {  // each pass ends in one sleep; a wake-up without a turn sleeps again
       if (turn == 2) return;
-      turn = 0;
-      cv.notify_all();
+      if (turn == 1) {
+        turn = 0;
+        cv.notify_all();
+      }
+      ++sleeps;
+      cv.wait(lock);
     }
   });
-  std::vector<double> trips;
-  for (int r = 0; r < 400; ++r) {
+  if (pinned) pin_self(a);
+  std::vector<double> trips, notifies;
+  for (int r = 0; r < 300; ++r) {
+    spin_for(1e-4);  // the other core idles, as it does between operators
     const double t0 = now_s();
     std::unique_lock<std::mutex> lock(mu);
     turn = 1;
@@ -133,13 +209,31 @@ double wake_seconds() {
     lock.unlock();
     trips.push_back(now_s() - t0);
   }
+  for (int r = 0; r < 300; ++r) {
+    spin_for(1e-4);
+    int seen = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      seen = sleeps;
+    }
+    const double t0 = now_s();
+    cv.notify_one();  // a spurious wake-up: the other finds nothing and sleeps again
+    notifies.push_back(now_s() - t0);
+    const double give_up = now_s() + 1.0;
+    for (;;) {  // until it sleeps again
+      std::lock_guard<std::mutex> lock(mu);
+      if (sleeps > seen || now_s() > give_up) break;
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(mu);
     turn = 2;
   }
   cv.notify_all();
   other.join();
-  return std::max(1e-7, median(trips) / 2);
+  if (have_saved) sched_setaffinity(0, sizeof saved, &saved);
+  *wake_s = std::max(1e-7, median(trips) / 2);
+  *notify_s = std::max(1e-8, median(notifies));
 }
 
 }  // namespace
@@ -161,6 +255,9 @@ int main(int argc, char** argv) {
     fflush(stdout);
   }
   printf("bytes_per_s %.6g\n", stream_bytes_per_s());
-  printf("wake_s %.6g\n", wake_seconds());
+  double wake_s = 0, notify_s = 0;
+  wake_seconds(&wake_s, &notify_s);
+  printf("wake_s %.6g\n", wake_s);
+  printf("notify_s %.6g\n", notify_s);
   return 0;
 }

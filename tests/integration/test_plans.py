@@ -78,6 +78,10 @@ def test_plan_calibrates_once_then_uses_the_calibration(tmp_path, towers):
     wake = [l for l in files[0].read_text().splitlines() if l.startswith("wake_s ")]
     assert len(wake) == 1 and 0 < float(wake[0].split()[1]) < 0.1, wake
     assert float(wake[0].split()[1]) != 1e-05, wake
+    # And what signalling a sleeping pool costs its signaller (the schedule's notify_s).
+    notify = [l for l in files[0].read_text().splitlines() if l.startswith("notify_s ")]
+    assert len(notify) == 1 and 0 < float(notify[0].split()[1]) < 0.1, notify
+    assert float(notify[0].split()[1]) != 5e-06, notify
     assert json.loads(p.stdout)["plan"]["source_detail"].startswith("calibration measured")
     again = plan(cache, "--model", towers, "--json")
     assert "calibrating" not in again.stderr

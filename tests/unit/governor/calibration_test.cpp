@@ -18,6 +18,7 @@ Calibration sample() {
   c.model.bytes_per_s = 1.25e10;
   c.model.op_overhead_s = 4e-6;
   c.model.wake_s = 2.5e-5;
+  c.model.notify_s = 1.2e-5;
   return c;
 }
 
@@ -35,6 +36,7 @@ TEST(Calibration, RoundTrip) {
   EXPECT_EQ(back.model.rows.size(), c.model.rows.size());
   EXPECT_DOUBLE_EQ(back.model.bytes_per_s, 1.25e10);
   EXPECT_DOUBLE_EQ(back.model.wake_s, 2.5e-5);
+  EXPECT_DOUBLE_EQ(back.model.notify_s, 1.2e-5);
   for (double f : {1e5, 3e7, 1e9})
     for (int t = 1; t <= 4; ++t)
       EXPECT_NEAR(op_seconds(back.model, f, 0, t), op_seconds(c.model, f, 0, t),
@@ -63,8 +65,8 @@ TEST(Calibration, Corrupt) {
   // Each number made bad in turn.
   for (const char* bad :
        {"cores 0", "cores 2.5", "bytes_per_s nan", "bytes_per_s -1", "op_overhead_s 7",
-        "wake_s -1e-6", "wake_s 1", "created soon", "size 1e9 0.1 -0.2 0.1 0.1",
-        "size 1e9 0.1 inf 0.1 0.1", "size 1e9", "size 1e12 1 1 1 1"}) {
+        "wake_s -1e-6", "wake_s 1", "notify_s -1e-6", "notify_s 0.5", "created soon",
+        "size 1e9 0.1 -0.2 0.1 0.1", "size 1e9 0.1 inf 0.1 0.1", "size 1e9", "size 1e12 1 1 1 1"}) {
     std::string t = good;
     const std::string key = std::string(bad).substr(0, std::string(bad).find(' '));
     const size_t at = t.find("\n" + key + " ");
@@ -85,6 +87,18 @@ TEST(Calibration, FileWithoutWakeKeepsTheDefault) {
   std::string why;
   ASSERT_EQ(parse(t, &out, &why), CalibrationStatus::kOk) << why;
   EXPECT_DOUBLE_EQ(out.model.wake_s, MachineModel{}.wake_s);
+}
+
+TEST(Calibration, FileWithoutNotifyKeepsTheDefault) {
+  // A calibration written before notify_s existed still loads, with the default.
+  std::string t = calibration_format(sample());
+  const size_t at = t.find("\nnotify_s ");
+  ASSERT_NE(at, std::string::npos);
+  t.erase(at + 1, t.find('\n', at + 1) - at);
+  Calibration out;
+  std::string why;
+  ASSERT_EQ(parse(t, &out, &why), CalibrationStatus::kOk) << why;
+  EXPECT_DOUBLE_EQ(out.model.notify_s, MachineModel{}.notify_s);
 }
 
 TEST(Calibration, OtherMachineOtherBudgetStale) {

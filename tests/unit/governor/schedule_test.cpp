@@ -15,6 +15,7 @@ MachineModel two_cores(bool scaling) {
   m.cores = 2;
   m.op_overhead_s = 0;
   m.wake_s = 0;
+  m.notify_s = 0;
   for (double f : {1.0, 1e6}) {
     SizeRow r;
     r.flops = f;
@@ -138,6 +139,27 @@ TEST(Simulate, AnIdlePoolIsWokenBeforeItRuns) {
   CostGraph two;
   two.ops = {op(1), op(1)};
   EXPECT_NEAR(simulate(two, 2, 1, m), 1, 1e-9);
+}
+
+TEST(Simulate, SignallingASleepingPoolCostsTheSignaller) {
+  MachineModel m = two_cores(true);
+  m.notify_s = 0.25;
+  // One pool has nobody to signal.
+  CostGraph chain;
+  chain.ops = {op(1), op(1, {0}), op(1, {1})};
+  EXPECT_NEAR(simulate(chain, 1, 1, m), 3, 1e-9);
+  // Two pools: the second sleeps from the start (nothing for it), and each
+  // of the two releases signals it although the first pool runs the work.
+  EXPECT_NEAR(simulate(chain, 2, 1, m), 3.5, 1e-9);
+  // Diamond on two pools: A (4) releases B and C with one sleeper (+0.25 on
+  // A's pool, which runs B: 2.25); C runs on the woken pool and ends at 6;
+  // B ends at 6.25 and releases D while C's pool sleeps (+0.25): 6.25 + 4.25.
+  EXPECT_NEAR(simulate(diamond(), 2, 1, m), 10.5, 1e-9);
+  EXPECT_NEAR(simulate(diamond(), 1, 1, m), 12, 1e-9);
+  // A fine-grained chain then prefers one pool, which the choice sees.
+  const ModelChoice c = model_choose(chain, 2, 2, m);
+  ASSERT_GE(c.chosen, 0);
+  EXPECT_EQ(c.candidates[static_cast<size_t>(c.chosen)].pools, 1);
 }
 
 TEST(Simulate, FoldedOperatorsCostNothing) {
