@@ -82,40 +82,30 @@ void govern_session(const void* model, size_t size, pwe_session_options* opts, c
     return;
   }
   // Step 2: the graph the session will run, exactly the bytes it was given.
-  graph::Graph g;
-  graph::Stats st;
-  std::string err;
   // Shapes (the model's own input shapes, or PARWIDTH_INPUT_SHAPES where the
   // user gave the sizes the session runs at) give each operator its FLOPs, so
   // the model can plan the session; a graph whose shapes fail still has its width.
-  graph::Status gs = graph::model_parse(model, size, graph::Format::kAuto, &g, &err);
-  if (gs == graph::Status::kOk) {
-    std::vector<std::string> shape_warnings;
-    std::string shape_err;
-    graph::InputShapes given;
-    if (graph::input_shapes_parse(rt::options().input_shapes, &given, &shape_err) !=
-        graph::Status::kOk)
-      given = {};
-    graph::shapes_infer(&g, given, &shape_warnings, &shape_err);
-    gs = graph::stats_compute(g, &st, &err);
-  }
-  if (gs != graph::Status::kOk) {
+  graph::Graph g;
+  std::string err;
+  planning::GraphSummary summary;
+  const bool read =
+      graph::model_parse(model, size, graph::Format::kAuto, &g, &err) == graph::Status::kOk &&
+      planning::graph_costed(&g, rt::options().input_shapes, &summary, &err);
+  const std::string what = "graph (" + std::string(graph::format_name(g.format)) + ")";
+  if (!read) {
     rt::note_framework("engine", "graph", "unreadable", false,
                        "planning without the graph: " + err);
-  } else if (st.heavy == 0) {
-    rt::note_framework("engine", "graph (" + std::string(graph::format_name(g.format)) + ")",
-                       "no heavy operators", false, "plan unchanged");
+  } else if (summary.heavy == 0) {
+    rt::note_framework("engine", what, "no heavy operators", false, "plan unchanged");
   } else {
     // Step 3: re-plan with the session's width.
-    const std::string source = std::string("engine session (") + graph::format_name(g.format) +
-                               (g.name.empty() ? "" : ": " + g.name) + ")";
-    planning::GraphSummary summary;
-    planning::summary_from(g, st, &summary);
-    summary.source = source;
+    summary.source = std::string("engine session (") + graph::format_name(g.format) +
+                     (g.name.empty() ? "" : ": " + g.name) + ")";
     rt::adopt_graph(summary);
-    rt::note_framework("engine", "graph (" + std::string(graph::format_name(g.format)) + ")",
-                       "H=" + std::to_string(st.heavy) + " L=" + std::to_string(st.layers) +
-                           " W=" + std::to_string(st.avg_width),
+    rt::note_framework("engine", what,
+                       "H=" + std::to_string(summary.heavy) +
+                           " L=" + std::to_string(summary.layers) +
+                           " W=" + std::to_string(summary.avg_width),
                        true, "plan adopted from the session's graph");
   }
   // Step 4: the framework's own knobs.

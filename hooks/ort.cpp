@@ -12,6 +12,7 @@
 #include "governor/setting.h"
 #include "graph/graph.h"
 #include "hooks/guard.h"
+#include "preload/planning.h"
 #include "preload/runtime.h"
 
 namespace pw::hooks {
@@ -25,34 +26,37 @@ void plan_from_model(const void* model, size_t size, bool is_path) {
                        "PARWIDTH_MODEL given; the plan keeps that model's width");
     return;
   }
+  // The session's own graph, costed as the engine's and TensorFlow's are, so
+  // the plan comes from the model where every heavy operator's shape is known.
   graph::Graph g;
-  graph::Stats st;
   std::string err;
   graph::Status s =
       is_path ? graph::model_load(std::string(static_cast<const char*>(model), size), &g, &err)
               : graph::model_parse(model, size, graph::Format::kOnnx, &g, &err);
-  if (s == graph::Status::kOk) s = graph::stats_compute(g, &st, &err);
+  planning::GraphSummary summary;
+  if (s == graph::Status::kOk &&
+      !planning::graph_costed(&g, rt::options().input_shapes, &summary, &err))
+    s = graph::Status::kCycle;  // statistics fail only on a cycle or a size limit
   if (s != graph::Status::kOk) {
     rt::warn_once("ort-graph", "onnxruntime: the session's model could not be read (" +
                                    std::string(graph::status_name(s)) + ": " + err +
                                    "); planning without it");
     return;
   }
-  if (st.heavy == 0) {
+  if (summary.heavy == 0) {
     rt::note_framework(kName, "graph (session model)", "no heavy operators", false,
                        "nothing to plan from; plan unchanged");
     return;
   }
-  rt::adopt_graph("onnxruntime session model", static_cast<long>(st.heavy),
-                  static_cast<long>(st.layers), static_cast<long>(st.avg_width),
-                  static_cast<long>(st.max_level_width), st.weighted_parallelism);
+  summary.source = "onnxruntime session model";
+  rt::adopt_graph(summary);
   const gov::Plan& p = rt::plan();
   rt::note_framework(kName, "graph (session model)",
-                     "H=" + std::to_string(st.heavy) + " L=" + std::to_string(st.layers) +
-                         " W=" + std::to_string(st.avg_width),
+                     "H=" + std::to_string(summary.heavy) + " L=" + std::to_string(summary.layers) +
+                         " W=" + std::to_string(summary.avg_width),
                      true,
                      "plan from the session's graph: " + std::to_string(p.pools) + " pools x " +
-                         std::to_string(p.threads) + " threads");
+                         std::to_string(p.threads) + " threads (" + p.source + ")");
 }
 
 // `shown` is the program's value as the report shows it; `ours` the plan's.

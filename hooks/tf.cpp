@@ -296,38 +296,29 @@ void mark_ctx_configured(const void* opts) {
 // The graph's operators are costed (shapes from the graph, PARWIDTH_INPUT_SHAPES
 // where given) so that the plan can come from the model, as the engine's do.
 void adopt_graph_of(graph::Graph* g, const std::string& source) {
-  graph::Stats st;
-  graph::InputShapes given;
+  planning::GraphSummary sum;
   std::string err;
-  std::vector<std::string> shape_warnings;
-  if (graph::input_shapes_parse(rt::options().input_shapes, &given, &err) != graph::Status::kOk)
-    given.clear();
-  graph::shapes_infer(g, given, &shape_warnings, &err);  // unknown shapes: unit costs
-  graph::Status s = graph::stats_compute(*g, &st, &err);
-  if (s != graph::Status::kOk) {
+  if (!planning::graph_costed(g, rt::options().input_shapes, &sum, &err)) {
     rt::warn_once("tf-graph-stats", "tensorflow: no width statistics for the " + source + " (" +
-                                        std::string(graph::status_name(s)) + ": " + err +
-                                        "); planning without it");
+                                        err + "); planning without it");
     return;
   }
   if (!rt::options().model.empty()) {
-    rt::note_framework("tensorflow", "graph (" + source + ")", "W=" + std::to_string(st.avg_width),
+    rt::note_framework("tensorflow", "graph (" + source + ")", "W=" + std::to_string(sum.avg_width),
                        false, "PARWIDTH_MODEL given; the plan keeps that model's width");
     return;
   }
-  if (st.heavy == 0) {
+  if (sum.heavy == 0) {
     rt::note_framework("tensorflow", "graph (" + source + ")", "no heavy operators", false,
                        "nothing to plan from; plan unchanged");
     return;
   }
-  planning::GraphSummary sum;
-  planning::summary_from(*g, st, &sum);
   sum.source = source;
   rt::adopt_graph(sum);
   const gov::Plan& p = rt::plan();
   std::lock_guard<std::mutex> lock(g_note_mu);
-  graph_note() = source + " H=" + std::to_string(st.heavy) + " L=" + std::to_string(st.layers) +
-                 " W=" + std::to_string(st.avg_width) + " costs=" + st.costs + " -> " +
+  graph_note() = source + " H=" + std::to_string(sum.heavy) + " L=" + std::to_string(sum.layers) +
+                 " W=" + std::to_string(sum.avg_width) + " costs=" + sum.costs + " -> " +
                  std::to_string(p.pools) + " pools x " + std::to_string(p.threads) + " threads (" +
                  p.source + ")";
 }

@@ -94,6 +94,24 @@ bool graph_summary(const std::string& path, GraphSummary* out, std::string* err,
   return true;
 }
 
+bool graph_costed(graph::Graph* g, const std::string& input_shapes, GraphSummary* out,
+                  std::string* err) {
+  graph::InputShapes given;
+  std::string shape_err;
+  if (graph::input_shapes_parse(input_shapes, &given, &shape_err) != graph::Status::kOk)
+    given.clear();
+  std::vector<std::string> warnings;
+  graph::shapes_infer(g, given, &warnings, &shape_err);  // unknown shapes: unit costs
+  graph::Stats st;
+  const graph::Status s = graph::stats_compute(*g, &st, err);
+  if (s != graph::Status::kOk) {
+    if (err->empty()) *err = graph::status_name(s);
+    return false;
+  }
+  summary_from(*g, st, out);
+  return true;
+}
+
 void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* out) {
   out->known = true;
   out->source = st.source;

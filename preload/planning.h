@@ -63,6 +63,15 @@ bool graph_summary(const std::string& path, GraphSummary* out, std::string* err,
 // The summary (statistics and operator costs) of a graph already read.
 void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* out);
 
+// What a framework hook does with the graph a session will run: infers its
+// shapes (from the graph's own input shapes, and PARWIDTH_INPUT_SHAPES's text
+// in `input_shapes` where it parses; a bad value was warned about with the
+// options), computes its statistics and costs, and fills *out. Operators whose
+// shapes stay unknown cost one unit (the width rule then plans). False with
+// *err only when the statistics cannot be computed.
+bool graph_costed(graph::Graph* g, const std::string& input_shapes, GraphSummary* out,
+                  std::string* err);
+
 // The local rank and size from PARWIDTH_LOCAL_*, else the launcher's variables
 // (torchrun, Open MPI, MPICH/Hydra, Slurm). Defaults 0 of 1. A launcher that
 // bound each rank to its own CPUs (Open MPI's default binding, srun

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from test_core import FULL, LIB, ROOT, clean_env, load
+from test_core import BIN, FULL, LIB, ROOT, clean_env, load
 
 ORT_PY = ROOT / ".venv" / "ort" / "bin" / "python"
 SCRIPT = ROOT / "examples" / "infer_ort.py"
@@ -38,9 +38,10 @@ def weights(tmp_path_factory):
     return {m: d / f"{m}.onnx" for m in ("googlenet", "squeezenet1_0")}
 
 
-def infer(tmp_path, weights, model, *args, preload=True, name="out", **options):
+def infer(tmp_path, weights, model, *args, preload=True, name="out", env=None, **options):
     out, report = tmp_path / f"{name}.json", tmp_path / f"{name}.report.json"
     extra = {"PARWIDTH_" + k: str(v) for k, v in options.items()}
+    extra.update(env or {})
     extra.setdefault("PARWIDTH_MONITOR", "off")
     if preload:
         extra.update(LD_PRELOAD=str(LIB), PARWIDTH_REPORT=str(report),
@@ -65,14 +66,17 @@ def used_threads(report):
 @pytest.mark.parametrize("model,src", [("googlenet", "path"), ("squeezenet1_0", "path"),
                                        ("googlenet", "bytes")])
 def test_python_session_gets_the_plan_three_views_agree(tmp_path, weights, model, src):
+    # The paper's width rule, so that GoogLeNet's W = 2 exercises ORT's parallel
+    # mode on any machine (the model's plan depends on the machine's costs; it
+    # is checked against `parwidth plan` below).
     args = ["--bytes"] if src == "bytes" else []
     bare, _ = infer(tmp_path, weights, model, *args, preload=False, name="bare")
-    view, report = infer(tmp_path, weights, model, *args)
+    view, report = infer(tmp_path, weights, model, *args, PLAN="width")
     plan = report["plan"]
     notes = ort_notes(report)
     assert report["graph"]["source"] == "onnxruntime session model"
     expect_pools = 2 if model == "googlenet" else 1  # W = 2 and W = 1 (README's table)
-    assert plan["pools"] == min(expect_pools, len(FULL))
+    assert plan["pools"] == min(expect_pools, len(FULL)) and plan["source"] == "width"
     # ORT's own view.
     opts = view["options"]
     assert opts["intra_op_num_threads"] == plan["threads"]
@@ -94,6 +98,28 @@ def test_python_session_gets_the_plan_three_views_agree(tmp_path, weights, model
     assert view["sums"] == bare["sums"]
     assert view["program_options"] == bare["program_options"]
     assert view["environ_pythonpath"] is None  # the startup hook left no trace
+
+
+@pytest.mark.parametrize("model", ["googlenet", "squeezenet1_0"])
+def test_session_planned_from_its_costs_as_parwidth_plan_says(tmp_path, weights, model):
+    """By default a session's graph is costed (shapes from the model) and planned
+    by the model, as `parwidth plan --model` plans the same file on this budget
+    with the same (here: no) calibration; ORT's options follow that plan."""
+    cache = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    p = subprocess.run([str(BIN / "parwidth"), "plan", "--model", str(MODELS / f"{model}.onnx"),
+                        "--no-calibrate", "--json"], env=clean_env(**cache),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    want = json.loads(p.stdout)["plan"]
+    assert want["source"] == "model", want
+    view, report = infer(tmp_path, weights, model, env=cache)
+    plan = report["plan"]
+    assert plan["source"] == "model", plan
+    assert (plan["pools"], plan["threads"]) == (want["pools"], want["threads"])
+    assert report["graph"]["costs"] == "flops"
+    assert view["options"]["intra_op_num_threads"] == plan["threads"]
+    parallel = view["options"]["execution_mode"] == "ORT_PARALLEL"
+    assert parallel == (plan["pools"] > 1)
 
 
 def test_explicit_options_kept_and_replaced_with_override(tmp_path, weights):
