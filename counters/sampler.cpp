@@ -235,7 +235,11 @@ void Sampler::run() {
     pthread_mutex_unlock(&lock_);
     if (stop) break;
     uint64_t t = now_ns(CLOCK_MONOTONIC);
-    deadline = t >= deadline + period ? t + period : deadline + period;  // resync after a stall
+    // Listing the threads, the inherited counters and the process's CPU time
+    // all cost the kernel time per thread, idle or not: a process with many
+    // threads is sampled less often, so the monitor's cost stays bounded.
+    const uint64_t step = period * sample_stretch(total);
+    deadline = t >= deadline + step ? t + step : deadline + step;  // resync after a stall
 
     Sample s;
     s.seq = samples_.load() + 1;

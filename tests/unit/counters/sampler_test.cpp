@@ -156,6 +156,31 @@ TEST(Sampler, IdleThreadsAreReadRarelyBusyOnesAlways) {
   EXPECT_GE(info.thread_reads, info.samples) << "the busy thread is read every time";
 }
 
+TEST(Sampler, ManyThreadsStretchThePeriod) {
+  EXPECT_EQ(sample_stretch(0), 1u);
+  EXPECT_EQ(sample_stretch(kThreadsPerPeriod), 1u);
+  EXPECT_EQ(sample_stretch(kThreadsPerPeriod + 1), 2u);
+  EXPECT_EQ(sample_stretch(2000), 20u);
+  // 250 idle threads: every third period. The spacing can only grow under
+  // load, so a lower bound is safe: at most half the samples of an
+  // unstretched sampler arrive before 2 periods.
+  IdleThreads idle(250);
+  struct Gaps {
+    std::atomic<int> samples{0}, short_gaps{0};
+    static void on(const Sample& s, void* self) {
+      auto* g = static_cast<Gaps*>(self);
+      if (g->samples.fetch_add(1) > 0 && s.dt_ns < 2 * 10'000'000ull) ++g->short_gaps;
+    }
+  } gaps;
+  Sampler sm;
+  SamplerOptions o = period(10);
+  o.use_papi = false;
+  ASSERT_EQ(sm.start(o, nullptr, &Gaps::on, &gaps), Status::kOk);
+  while (gaps.samples.load() < 8) usleep(10'000);
+  ASSERT_EQ(sm.stop(), Status::kOk);
+  EXPECT_LE(gaps.short_gaps.load() * 2, gaps.samples.load()) << gaps.samples.load() << " samples";
+}
+
 TEST(Sampler, OverloadIsFlaggedWithPapiIfItWorks) {
   expect_overload_flagged(period(100));
 }
