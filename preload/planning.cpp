@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "governor/process_share.h"
 #include "graph/graph.h"
 #include "preload/cache.h"
+#include "preload/node.h"
 
 #include <ctime>
 
@@ -293,12 +295,57 @@ gov::BudgetView budget_view(const topo::Budget& b) {
   return v;
 }
 
+namespace {
+
+// The per-boot machine cache: <registry directory>-boot/machine.txt, for each
+// registry directory this user may have (node::candidate_dirs), the first that
+// is a directory of this user's with no group or other write bit (made 0700
+// when missing). "" when there is none.
+std::string boot_cache_dir(const opt::Options& o) {
+  for (const std::string& reg : node::candidate_dirs(o.node_dir)) {
+    const std::string dir = reg + "-boot";
+    std::string why;
+    struct stat st;
+    if (cache::dir_make(dir, &why) && lstat(dir.c_str(), &st) == 0 && (st.st_mode & 022) == 0)
+      return dir;
+  }
+  return "";
+}
+
+// This machine: from the per-boot cache while its key (boot id, online and
+// possible CPUs) holds, else loaded (hwloc, else sysfs) and cached for the
+// next process. An hwloc load costs milliseconds at every activation; the
+// cache, three small reads. *note says where the machine came from.
+topo::Status machine_of_this_boot(const opt::Options& o, topo::Machine* m, std::string* note,
+                                  std::string* why) {
+  std::string key, dir;
+  if (topo::machine_cache_key(&key)) dir = boot_cache_dir(o);
+  const std::string path = dir + "/machine.txt";
+  if (!dir.empty()) {
+    std::string text, unused;
+    if (cache::file_read_capped(path, 1u << 20, &text, &unused) &&
+        topo::machine_parse(text, key, m, &unused) == topo::Status::kOk) {
+      *note = "machine from this boot's cache (" + path + ")";
+      return topo::Status::kOk;
+    }
+  }
+  const topo::Status st = topo::machine_load("", m, why);
+  std::string unused;
+  if (st == topo::Status::kOk && !dir.empty())
+    cache::file_write_atomic(dir, "machine.txt", topo::machine_format(*m, key), &unused);
+  return st;
+}
+
+}  // namespace
+
 bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::Machine* machine,
                   Planned* out, std::string* err) {
-  std::string why;
+  std::string why, machine_note;
   if (machine) {
     out->machine = *machine;
-  } else if (topo::Status st = topo::machine_load(o.topology, &out->machine, &why);
+  } else if (topo::Status st = o.topology.empty()
+                                   ? machine_of_this_boot(o, &out->machine, &machine_note, &why)
+                                   : topo::machine_load(o.topology, &out->machine, &why);
              st != topo::Status::kOk) {
     *err = "cannot read the topology (" + std::string(topo::status_name(st)) + "): " + why;
     return false;
@@ -367,6 +414,10 @@ bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::
       st != topo::Status::kOk) {
     *err = "no CPU budget (" + std::string(topo::status_name(st)) + "): " + why;
     return false;
+  }
+  if (!machine_note.empty()) {  // after the machine's own line
+    auto& notes = out->budget.notes;
+    notes.insert(notes.begin() + std::min<size_t>(1, notes.size()), machine_note);
   }
 
   if (!o.model.empty() && !out->graph.known) {

@@ -43,6 +43,17 @@ struct Machine {
 // "synthetic:<hwloc synthetic description>"; anything else = an hwloc XML file.
 Status machine_load(const std::string& spec, Machine* out, std::string* err);
 
+// The machine as a short text, for a per-boot cache (an hwloc load costs
+// milliseconds at each activation; the machine does not change while the
+// key holds). machine_cache_key: this boot's id and the kernel's online and
+// possible CPU lists (hot-plugging a CPU changes it); false when unreadable.
+// machine_parse: kInvalid (with *err) unless `text` is a whole, well-formed
+// file written by machine_format under the same key.
+bool machine_cache_key(std::string* key);
+std::string machine_format(const Machine& m, const std::string& key);
+Status machine_parse(const std::string& text, const std::string& key, Machine* out,
+                     std::string* err);
+
 // cgroup v2 limits, read from a cgroup directory upwards while the parent is
 // still a cgroup (has cgroup.controllers). cpuset: cpuset.cpus.effective of
 // the leaf. quota: the lowest ceil-free quota/period of every cpu.max on the
