@@ -280,3 +280,39 @@ def test_monitor_reads_idle_threads_rarely(tmp_path):
     assert 20 <= m["samples"] < 3000 / 10 / 4, m
     # Reading every thread every sample would be 800 per sample.
     assert m["thread_reads"] < m["samples"] * 800 / 4, m
+
+
+def test_machine_cache_is_reused_and_never_trusted_blindly(tmp_path):
+    """The first process of a boot caches the machine beside the registry; the
+    next reads it. A damaged file or a symlink in its place is not used: the
+    process loads the machine itself, plans the same, and writes a good file."""
+    cache = tmp_path / "node-boot" / "machine.txt"
+
+    def run(name):
+        report = tmp_path / f"{name}.json"
+        p = governed([PROGRAM], tmp_path, REPORT=report, MONITOR="off")
+        assert p.returncode == 0, p.stderr
+        r = load(report)
+        cached = any(n.startswith("machine from this boot's cache") for n in r["budget"]["notes"])
+        return r, cached
+
+    first, cached = run("first")
+    assert not cached and cache.is_file()
+    assert oct(cache.stat().st_mode & 0o777) == "0o600"
+    assert oct(cache.parent.stat().st_mode & 0o777) == "0o700"
+    second, cached = run("second")
+    assert cached and second["budget"]["cpus"] == first["budget"]["cpus"]
+    assert second["plan"]["core_sets"] == first["plan"]["core_sets"]
+    # Damaged: truncated in the middle of a line.
+    text = cache.read_text()
+    cache.write_text(text[: len(text) // 2])
+    third, cached = run("third")
+    assert not cached and third["plan"]["core_sets"] == first["plan"]["core_sets"]
+    assert cache.read_text() == text  # rewritten whole
+    # A symlink to a file that claims another machine (one CPU): refused.
+    fake = tmp_path / "fake.txt"
+    fake.write_text(text.replace("core 1\n", ""))
+    cache.unlink()
+    cache.symlink_to(fake)
+    fourth, cached = run("fourth")
+    assert not cached and fourth["budget"]["cpus"] == first["budget"]["cpus"]
