@@ -89,8 +89,8 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
   bool calm = own < cfg_.leave_wait_ratio;
   hot_run_ = hot ? hot_run_ + 1 : 0;
   calm_run_ = calm ? calm_run_ + 1 : 0;
-  busy_run_ = contention >= cfg_.enter_wait_ratio ? busy_run_ + 1 : 0;
-  quiet_run_ = contention < cfg_.leave_wait_ratio ? quiet_run_ + 1 : 0;
+  busy_run_ = contention >= cfg_.enter_contention_ratio ? busy_run_ + 1 : 0;
+  quiet_run_ = contention < cfg_.leave_contention_ratio ? quiet_run_ + 1 : 0;
 
   OversubAction buf[kMaxActions];
   size_t n = 0;

@@ -30,11 +30,15 @@ struct OversubConfig {
   double enter_wait_ratio = 0.5;   // a sample is "hot" at or above this own ratio ...
   double enter_invol_rate = 200;   // ... or at this many preemptions/s per CPU with wait >= leave
   double leave_wait_ratio = 0.25;  // a sample is "calm" below this own ratio
-                                   // (contention: the same thresholds on the contention ratio)
-  int enter_samples = 3;           // consecutive hot samples to flag (3 x 100 ms: within 1 s)
-  int leave_samples = 5;           // consecutive calm samples to clear
-  int relower_samples = 5;         // still hot this many samples after a lowering: lower again
-  int restore_samples = 50;        // calm this many samples after an episode: double the cap back
+  // Contention is only recorded, so it is entered sooner: another process's busy thread on
+  // each of our CPUs makes our threads wait half the time, a ratio of 0.5 that samples
+  // scatter around; the own-ratio threshold would record it only now and then.
+  double enter_contention_ratio = 0.3;
+  double leave_contention_ratio = 0.15;
+  int enter_samples = 3;     // consecutive hot samples to flag (3 x 100 ms: within 1 s)
+  int leave_samples = 5;     // consecutive calm samples to clear
+  int relower_samples = 5;   // still hot this many samples after a lowering: lower again
+  int restore_samples = 50;  // calm this many samples after an episode: double the cap back
 };
 
 // One sampler interval (counters::Sample, plus what the governor knows: stray threads).

@@ -225,6 +225,20 @@ TEST(Oversub, OtherProcessesLoadIsContentionAndKeepsTheCap) {
   EXPECT_EQ(count(r, ActionKind::kContentionEnded), 1);
 }
 
+// One busy thread of another user's on each CPU: measured ratios scatter around 0.5 (0.42 to
+// 0.53 here); the contention is recorded all the same, once, and nothing is lowered.
+TEST(Oversub, ContentionScatteringAroundAHalfIsRecorded) {
+  OversubDetector d(two_cores(2));
+  std::vector<OversubSample> ss;
+  const double waits[] = {0.84, 1.04, 0.9, 1.06, 0.96, 0.86};  // threads waiting, of 2 CPUs
+  for (int i = 0; i < 60; ++i) ss.push_back(sample(i, waits[i % 6], 400, 0, 2.0 - waits[i % 6]));
+  Trace r = feed(d, ss);
+  EXPECT_EQ(count(r, ActionKind::kContention), 1);
+  EXPECT_EQ(count(r, ActionKind::kLowerOmpCap), 0);
+  EXPECT_EQ(r.first_flagged, -1);
+  EXPECT_EQ(d.omp_cap(), 2);
+}
+
 // Both at once: this process's own excess (3 runnable threads on 2 CPUs) still lowers the cap,
 // judged by the part of the wait it explains, not by the whole wait.
 TEST(Oversub, OwnExcessUnderContentionIsStillOversubscription) {
