@@ -94,7 +94,15 @@ class Papi {
   // known event, inherited by every thread and child process created afterwards. kUnsupported
   // with reason() saying why when libpapi is missing, the host loaded its own libpapi, the
   // component is disabled, it knows no event, or the kernel refuses them all.
-  Status open(const char* library);
+  // verdict_cache: a file (in a directory of this user's that the caller checked) where what
+  // PAPI decided is kept for this boot, keyed by the boot id, the library, perf_event_paranoid
+  // and every PAPI_* / LIBPFM_* variable: a later process with the same key opens the same
+  // counters without loading libpapi (PAPI_library_init costs ~2 ms of the first
+  // pthread_create). nullptr: decided here, not kept.
+  Status open(const char* library, const char* verdict_cache = nullptr);
+  // Where open() got PAPI's verdict: "libpapi" (asked now), "cached" (this boot's file), ""
+  // (not asked: another thread ran, or the verdict was taken earlier in this process).
+  const char* verdict_from() const { return verdict_from_; }
   // Cumulative counts since open(), over the opener and its descendants (live or exited).
   // read(2) only: callable from one thread at a time, runs no libpapi code. kError (and the
   // counters are dropped for good) when a descriptor no longer names our event: the host closed
@@ -115,6 +123,7 @@ class Papi {
   int n_sw_ = 0, n_hw_ = 0;
   char names_[200] = "";
   char reason_[256] = "not opened";
+  const char* verdict_from_ = "";
 };
 
 // The PAPI library that Papi::open dlopens by default, by soname.
@@ -145,6 +154,7 @@ struct SamplerOptions {
                                        // counters are opened by start() on the calling thread
                                        // if it is the only one (see Papi::open)
   const char* papi_library = nullptr;  // nullptr = "libpapi.so.7.0"; a test may pass a bogus name
+  const char* papi_cache = nullptr;    // Papi::open's verdict_cache (nullptr: none)
   unsigned detail_every = 10;          // per-thread cpu + affinity every Nth sample; 0 = never
   size_t max_threads = 1024;           // capacity of the per-thread tables, allocated at start
 };
@@ -179,12 +189,13 @@ struct SamplerInfo {
   bool papi_used = false;  // PAPI counters are in the samples
   uint64_t samples = 0;
   uint32_t period_ms = 0;
-  const char* backend = "proc";  // "papi+proc" or "proc"
-  const char* papi_reason = "";  // why PAPI is not used (or "ok"); stable while the Sampler lives
-  const char* counters = "";     // the PAPI events counted, space-separated ("" without PAPI)
-  uint64_t papi_open_ns = 0;     // what opening PAPI cost start()'s caller (0 if not tried)
-  int64_t sampler_tid = 0;       // 0 when not running
-  uint64_t thread_reads = 0;     // threads' /proc files read over all samples
+  const char* backend = "proc";   // "papi+proc" or "proc"
+  const char* papi_reason = "";   // why PAPI is not used (or "ok"); stable while the Sampler lives
+  const char* papi_verdict = "";  // "libpapi" (asked here), "cached" (this boot's), "" (not asked)
+  const char* counters = "";      // the PAPI events counted, space-separated ("" without PAPI)
+  uint64_t papi_open_ns = 0;      // what opening PAPI cost start()'s caller (0 if not tried)
+  int64_t sampler_tid = 0;        // 0 when not running
+  uint64_t thread_reads = 0;      // threads' /proc files read over all samples
 };
 
 class Sampler {
@@ -232,6 +243,7 @@ class Sampler {
   ThreadStat* bufs_[2] = {nullptr, nullptr};
   Papi papi_;
   char papi_reason_[256] = "not started";
+  bool papi_asked_ = false;  // start() called Papi::open
   uint64_t papi_open_ns_ = 0;
 };
 

@@ -20,6 +20,7 @@
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -227,6 +228,119 @@ void decide(const char* library, Decision* d) {
   d->usable = true;
 }
 
+// ---- PAPI's verdict, kept for this boot ----------------------------------------------------
+
+// Appends a small file's first line to `out` (at most `room` bytes in all); false if unreadable.
+bool append_first_line(const char* path, char* out, size_t room) {
+  int fd = fd_above_stdio(open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (fd < 0) return false;
+  char buf[128];
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  buf[strcspn(buf, "\n")] = '\0';
+  size_t len = strlen(out);
+  snprintf(out + len, room - len, "%s", buf);
+  return true;
+}
+
+// What PAPI's verdict depends on: the boot, the library asked for, the kernel's
+// perf_event_paranoid and every PAPI_* and LIBPFM_* variable (they switch components and
+// PMUs). false when the key cannot be built whole.
+bool verdict_key(const char* library, char* key, size_t room) {
+  snprintf(key, room, "boot ");
+  if (!append_first_line("/proc/sys/kernel/random/boot_id", key, room)) return false;
+  size_t len = strlen(key);
+  snprintf(key + len, room - len, " paranoid ");
+  if (!append_first_line("/proc/sys/kernel/perf_event_paranoid", key, room)) return false;
+  len = strlen(key);
+  snprintf(key + len, room - len, " library %s", library);
+  for (char** e = environ; e && *e; ++e) {
+    if (strncmp(*e, "PAPI_", 5) != 0 && strncmp(*e, "LIBPFM_", 7) != 0) continue;
+    len = strlen(key);
+    if (len + strlen(*e) + 2 >= room) return false;
+    snprintf(key + len, room - len, " %s", *e);
+  }
+  return strchr(key, '\n') == nullptr;
+}
+
+// "parwidth-papi 1\nkey K\nusable 0|1\nknown 1,1,1,0,0,0,0\nreason R\nend\n"
+bool verdict_parse(const char* text, const char* key, const char* library, Decision* d) {
+  char line_key[1100], reason[200];
+  int usable = 0, k[kSlots] = {};
+  const char* p = text;
+  auto line = [&](char* out, size_t room) {
+    const char* nl = strchr(p, '\n');
+    if (!nl || static_cast<size_t>(nl - p) >= room) return false;
+    memcpy(out, p, static_cast<size_t>(nl - p));
+    out[nl - p] = '\0';
+    p = nl + 1;
+    return true;
+  };
+  char l[1100];
+  if (!line(l, sizeof l) || strcmp(l, "parwidth-papi 1") != 0) return false;
+  if (!line(line_key, sizeof line_key) || strncmp(line_key, "key ", 4) != 0 ||
+      strcmp(line_key + 4, key) != 0)
+    return false;
+  if (!line(l, sizeof l) || sscanf(l, "usable %d", &usable) != 1 || (usable != 0 && usable != 1))
+    return false;
+  if (!line(l, sizeof l) || sscanf(l, "known %d,%d,%d,%d,%d,%d,%d", &k[0], &k[1], &k[2], &k[3],
+                                   &k[4], &k[5], &k[6]) != kSlots)
+    return false;
+  if (!line(l, sizeof l) || strncmp(l, "reason ", 7) != 0 || strlen(l + 7) >= sizeof reason)
+    return false;
+  memcpy(reason, l + 7, strlen(l + 7) + 1);
+  if (!line(l, sizeof l) || strcmp(l, "end") != 0 || *p != '\0') return false;
+  Decision c;
+  c.done = true;
+  snprintf(c.library, sizeof c.library, "%s", library);
+  c.usable = usable == 1;
+  for (int i = 0; i < kSlots; ++i) {
+    if (k[i] != 0 && k[i] != 1) return false;
+    c.known[i] = k[i] == 1;
+  }
+  snprintf(c.reason, sizeof c.reason, "%s", reason);
+  *d = c;
+  return true;
+}
+
+bool verdict_load(const char* path, const char* key, const char* library, Decision* d) {
+  int fd = fd_above_stdio(open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  if (fd < 0) return false;
+  struct stat st;
+  char text[2048];
+  ssize_t n = -1;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+      st.st_size < static_cast<off_t>(sizeof text))
+    n = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  text[n] = '\0';
+  return verdict_parse(text, key, library, d);
+}
+
+// Written whole or not at all: a new 0600 file beside the target, then a rename over it.
+void verdict_store(const char* path, const char* key, const Decision& d) {
+  char tmp[4200], text[2048];
+  int w = snprintf(text, sizeof text, "parwidth-papi 1\nkey %s\nusable %d\nknown", key,
+                   d.usable ? 1 : 0);
+  for (int i = 0; i < kSlots && w > 0 && static_cast<size_t>(w) < sizeof text; ++i)
+    w += snprintf(text + w, sizeof text - static_cast<size_t>(w), "%s%d", i ? "," : " ",
+                  d.known[i] ? 1 : 0);
+  if (w <= 0 || static_cast<size_t>(w) >= sizeof text) return;
+  w += snprintf(text + w, sizeof text - static_cast<size_t>(w), "\nreason %s\nend\n", d.reason);
+  if (w <= 0 || static_cast<size_t>(w) >= sizeof text || strchr(d.reason, '\n')) return;
+  if (snprintf(tmp, sizeof tmp, "%s.tmp%d", path, static_cast<int>(getpid())) >=
+      static_cast<int>(sizeof tmp))
+    return;
+  int fd = fd_above_stdio(open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (fd < 0) return;
+  const bool whole = ::write(fd, text, static_cast<size_t>(w)) == w;
+  ::close(fd);
+  if (!whole || rename(tmp, path) != 0) unlink(tmp);
+}
+
 #endif  // PW_HAVE_PAPI_H
 
 }  // namespace
@@ -237,11 +351,12 @@ Status Papi::fail(Status s, const char* what, const char* detail) {
   return s;
 }
 
-Status Papi::open(const char* library) {
+Status Papi::open(const char* library, const char* verdict_cache) {
   if (is_open()) return Status::kBusy;
   if (!library) library = kDefaultLibrary;
 #if !PW_HAVE_PAPI_H
   (void)library;
+  (void)verdict_cache;
   return fail(Status::kUnsupported, "built without papi.h (libpapi-dev)", nullptr);
 #else
   // libpapi's and libpfm's initialisation use strtok, getenv and (PAPI_ALLOW_STOLEN) putenv,
@@ -257,7 +372,17 @@ Status Papi::open(const char* library) {
     return fail(Status::kUnsupported, "not initialised", n);
   }
   pthread_mutex_lock(&g_lock);
-  if (!g_decision.done) decide(library, &g_decision);
+  if (!g_decision.done) {
+    char key[1024];
+    const bool keyed = verdict_cache && verdict_key(library, key, sizeof key);
+    if (keyed && verdict_load(verdict_cache, key, library, &g_decision)) {
+      verdict_from_ = "cached";
+    } else {
+      decide(library, &g_decision);
+      verdict_from_ = "libpapi";
+      if (keyed) verdict_store(verdict_cache, key, g_decision);
+    }
+  }
   Decision d = g_decision;
   pthread_mutex_unlock(&g_lock);
   if (strcmp(d.library, library) != 0) {

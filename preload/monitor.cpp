@@ -169,6 +169,7 @@ void monitor_start(const Hooks& h, int period_ms, double budget_cpus, int omp_ca
   counters::SamplerOptions o;
   o.period_ms = static_cast<unsigned>(period_ms);
   o.use_papi = h.use_papi;
+  o.papi_cache = h.papi_cache;
   if (g->sampler.start(o, h.create, on_sample, nullptr) != counters::Status::kOk) {
     log::warn("cannot start the monitor thread; running without it");
     return;
@@ -267,6 +268,7 @@ std::string monitor_json() {
   }
   w.end_array();
   w.key("papi_open_ms").value(static_cast<double>(info.papi_open_ns) / 1e6);
+  w.key("papi_verdict").value(info.papi_verdict);
   // The counters over the whole run (null without PAPI).
   w.key("counter_totals");
   const counters::PapiValues& t = g->totals;

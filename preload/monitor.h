@@ -23,6 +23,8 @@ struct Hooks {
   // worth of the process's threads that ran or waited to run in the interval
   // (its demand, whatever else loads the machine); may be null.
   void (*tick)(uint64_t t_ns, double demand_cpus);
+  // Where PAPI's verdict is kept for this boot (counters::Papi::open); null: not kept.
+  const char* papi_cache;
 };
 
 // Starts the sampler thread. budget_cpus: the cores (or quota) of the budget;

@@ -295,12 +295,6 @@ gov::BudgetView budget_view(const topo::Budget& b) {
   return v;
 }
 
-namespace {
-
-// The per-boot machine cache: <registry directory>-boot/machine.txt, for each
-// registry directory this user may have (node::candidate_dirs), the first that
-// is a directory of this user's with no group or other write bit (made 0700
-// when missing). "" when there is none.
 std::string boot_cache_dir(const opt::Options& o) {
   for (const std::string& reg : node::candidate_dirs(o.node_dir)) {
     const std::string dir = reg + "-boot";
@@ -311,6 +305,8 @@ std::string boot_cache_dir(const opt::Options& o) {
   }
   return "";
 }
+
+namespace {
 
 // This machine: from the per-boot cache while its key (boot id, online and
 // possible CPUs) holds, else loaded (hwloc, else sysfs) and cached for the

@@ -60,6 +60,12 @@ bool graph_summary(const std::string& path, GraphSummary* out, std::string* err,
                    const std::string& input_shapes = {},
                    std::vector<std::string>* shape_warnings = nullptr);
 
+// The per-boot cache directory: <registry directory>-boot for the first of
+// node::candidate_dirs that is (or is made, 0700) a directory of this user's
+// with no group or other write bit; "" when there is none. Holds what does not
+// change until the next boot: the machine (machine.txt), PAPI's verdict (papi.txt).
+std::string boot_cache_dir(const opt::Options& o);
+
 // The summary (statistics and operator costs) of a graph already read.
 void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* out);
 

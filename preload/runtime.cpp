@@ -542,12 +542,20 @@ void activate() {
   r.state.store(kActive, std::memory_order_release);
   if (g_hooks.omp_activate) g_hooks.omp_activate();
   if (r.opt.monitor) {
+    // PAPI's verdict is kept beside the machine for the next process of this boot.
+    static std::string papi_cache;
+    papi_cache.clear();
+    if (r.opt.papi != opt::Papi::kOff && r.opt.topology.empty()) {
+      const std::string dir = planning::boot_cache_dir(r.opt);
+      if (!dir.empty()) papi_cache = dir + "/papi.txt";
+    }
     monitor::Hooks h{g_hooks.thread_create ? g_hooks.thread_create() : nullptr,
                      &r.registry,
                      set_omp_cap,
                      r.opt.mode == opt::Mode::kGovern,
                      r.opt.papi != opt::Papi::kOff,
-                     r.node_member ? node_tick : nullptr};
+                     r.node_member ? node_tick : nullptr,
+                     papi_cache.empty() ? nullptr : papi_cache.c_str()};
     const topo::Budget& b = r.planned.budget;
     const double cpus =
         b.quota_cpus > 0 && b.quota_cpus < b.cores ? b.quota_cpus : static_cast<double>(b.cores);

@@ -243,3 +243,37 @@ def test_a_thread_that_sets_its_own_affinity_is_left_there(tmp_path):
     assert any(a["kind"] == "affinity_kept" for a in m["actions"]), m
     kept = next(k for k in m["affinity_kept"] if k["tid"] == int(tid))
     assert set(kept["cpus"]) == FULL
+
+
+def test_papis_verdict_is_kept_for_this_boot(tmp_path):
+    """The first process asks libpapi (PAPI_library_init costs the first pthread_create ~2 ms);
+    the next with the same boot, library, perf_event_paranoid and PAPI_/LIBPFM_ variables
+    reads the verdict kept beside the machine and opens the same counters. Another variable is
+    another key; a damaged file is asked again and rewritten."""
+    cache = tmp_path / "node-boot" / "papi.txt"
+
+    def monitor(name, **env):
+        report = tmp_path / f"{name}.json"
+        p = run([ENGINE, "--workers", 1, "--iterations", 2, "--size", 64], REPORT=report,
+                NODE_DIR=tmp_path / "node", **env)
+        assert p.returncode == 0, p.stderr
+        return load(report)["monitor"]
+
+    first = monitor("a")
+    if first["papi_verdict"] == "":
+        pytest.skip(f"PAPI not asked here: {first['papi']}")
+    assert first["papi_verdict"] == "libpapi" and cache.is_file()
+    assert oct(cache.stat().st_mode & 0o777) == "0o600"
+    second = monitor("b")
+    assert second["papi_verdict"] == "cached"
+    assert (second["backend"], second["papi"], second["counters"]) == (
+        first["backend"], first["papi"], first["counters"])
+    # The component switched off through PAPI's own variable: another key, asked again.
+    off = monitor("c", PAPI_DISABLE_COMPONENTS="perf_event")
+    assert off["papi_verdict"] == "libpapi" and off["backend"] == "proc", off["papi"]
+    again = monitor("d", PAPI_DISABLE_COMPONENTS="perf_event")
+    assert again["papi_verdict"] == "cached" and again["papi"] == off["papi"]
+    # Damaged: asked again, and the file is whole once more.
+    cache.write_text(cache.read_text()[:20])
+    fixed = monitor("e", PAPI_DISABLE_COMPONENTS="perf_event")
+    assert fixed["papi_verdict"] == "libpapi" and cache.read_text().endswith("end\n")
