@@ -77,28 +77,20 @@ TEST(Calibration, Corrupt) {
   }
 }
 
-TEST(Calibration, FileWithoutWakeKeepsTheDefault) {
-  // A calibration written before wake_s existed still loads, with the default.
-  std::string t = calibration_format(sample());
-  const size_t at = t.find("\nwake_s ");
-  ASSERT_NE(at, std::string::npos);
-  t.erase(at + 1, t.find('\n', at + 1) - at);
-  Calibration out;
-  std::string why;
-  ASSERT_EQ(parse(t, &out, &why), CalibrationStatus::kOk) << why;
-  EXPECT_DOUBLE_EQ(out.model.wake_s, MachineModel{}.wake_s);
-}
-
-TEST(Calibration, FileWithoutNotifyKeepsTheDefault) {
-  // A calibration written before notify_s existed still loads, with the default.
-  std::string t = calibration_format(sample());
-  const size_t at = t.find("\nnotify_s ");
-  ASSERT_NE(at, std::string::npos);
-  t.erase(at + 1, t.find('\n', at + 1) - at);
-  Calibration out;
-  std::string why;
-  ASSERT_EQ(parse(t, &out, &why), CalibrationStatus::kOk) << why;
-  EXPECT_DOUBLE_EQ(out.model.notify_s, MachineModel{}.notify_s);
+TEST(Calibration, FileWithoutWakeOrNotifyKeepsTheDefault) {
+  // A calibration written before wake_s (or notify_s) existed still loads, with the default.
+  for (const char* key : {"wake_s", "notify_s"}) {
+    std::string t = calibration_format(sample());
+    const size_t at = t.find("\n" + std::string(key) + " ");
+    ASSERT_NE(at, std::string::npos) << key;
+    t.erase(at + 1, t.find('\n', at + 1) - at);
+    Calibration out;
+    std::string why;
+    ASSERT_EQ(parse(t, &out, &why), CalibrationStatus::kOk) << key << ": " << why;
+    const MachineModel fresh{};
+    EXPECT_DOUBLE_EQ(std::string(key) == "wake_s" ? out.model.wake_s : out.model.notify_s,
+                     std::string(key) == "wake_s" ? fresh.wake_s : fresh.notify_s);
+  }
 }
 
 TEST(Calibration, OtherMachineOtherBudgetStale) {
