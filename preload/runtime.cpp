@@ -25,6 +25,7 @@
 #include "governor/node_share.h"
 #include "governor/process_share.h"
 #include "governor/setting.h"
+#include "preload/cache.h"
 #include "preload/functions.h"
 #include "preload/log.h"
 #include "preload/monitor.h"
@@ -76,6 +77,7 @@ struct Runtime {
   std::atomic<bool> launcher{false};  // it spawned ranks that a launcher describes
   std::vector<int> node_cpus;
   int node_changes = 0;
+  unsigned child_checks = 0;     // membership ticks since a member last looked at its children
   uint64_t node_refresh_ns = 0;  // when our entry was last rewritten (monitor time)
   bool omp_capping = false;      // the team cap is ours (not the user's OMP_NUM_THREADS)
   // Each governed thread's tid, under a key whose destructor retires its record.
@@ -427,6 +429,49 @@ void membership_note(Runtime& r, const char* what, const char* why, uint64_t t_n
   log::info(1, "node: %s (%s)", what, why);
 }
 
+// Whether a child process of ours runs as a rank that a launcher describes (its
+// environment gives a local rank and size, and ours does not): this process is
+// a launcher (torchrun's agent, a script that starts ranks), whose ranks divide
+// the node themselves, so it never counts. Children started by fork and exec
+// are found here; posix_spawn's are seen at the call (spawn_cpus). Reads
+// /proc/self/task/*/children and each child's /proc/<pid>/environ, on the
+// monitor thread; false when they cannot be read.
+bool children_are_ranks() {
+  DIR* tasks = opendir("/proc/self/task");
+  if (!tasks) return false;
+  bool found = false;
+  std::string list, env, unused;
+  while (!found) {
+    struct dirent* t = readdir(tasks);
+    if (!t) break;
+    if (t->d_name[0] == '.') continue;
+    if (!cache::file_read_capped(std::string("/proc/self/task/") + t->d_name + "/children", 65536,
+                                 &list, &unused))
+      continue;
+    for (size_t at = 0; at < list.size() && !found;) {
+      const size_t end = std::min(list.find(' ', at), list.size());
+      const std::string pid = list.substr(at, end - at);
+      at = end + 1;
+      if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (!cache::file_read_capped("/proc/" + pid + "/environ", 1u << 20, &env, &unused)) continue;
+      const opt::EnvLookup child_env = [&env](const char* name) -> const char* {
+        const size_t n = strlen(name);
+        for (size_t i = 0; i < env.size(); i += strlen(env.c_str() + i) + 1)
+          if (env.compare(i, n, name) == 0 && env.size() > i + n && env[i + n] == '=')
+            return env.c_str() + i + n + 1;
+        return nullptr;
+      };
+      opt::Options none;
+      int rank = 0, size = 1;
+      std::string from;
+      planning::local_share(none, child_env, &rank, &size, &from);
+      found = from != "none";
+    }
+  }
+  closedir(tasks);
+  return found;
+}
+
 // On the monitor thread, every sample: join or leave by demand, and follow
 // members that arrived or left.
 void node_tick(uint64_t t_ns, double busy_cpus) {
@@ -440,6 +485,13 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
     in.launcher = r->launcher.load(std::memory_order_relaxed);
     gov::MembershipConfig c;
     c.idle_leave_ns = static_cast<uint64_t>(r->opt.node_idle_ms) * 1000000ull;
+    // Before joining, and every fifth sample while a member: has it become a launcher?
+    const bool would_join = !r->membership.member && in.parallel && busy_cpus >= c.busy_cpus;
+    if (!in.launcher && (would_join || (r->membership.member && ++r->child_checks % 5 == 0)) &&
+        children_are_ranks()) {
+      r->launcher.store(true, std::memory_order_relaxed);
+      in.launcher = true;
+    }
     const bool was = r->membership.member;
     const gov::MembershipStep step = gov::membership_step(&r->membership, in, c);
     if (step.change == gov::MembershipChange::kJoin) {

@@ -514,6 +514,20 @@ def test_torchrun_ddp_ranks_get_disjoint_cores(tmp_path):
         rep = reports[i["pid"]]
         assert rep["budget"]["local_size"] == 2
         assert rep["budget"]["local_rank"] == i["rank"]
+    # The launcher (torchrun's agent, a threaded Python process that the ranks' variables do
+    # not describe) is governed too. Busy while it starts, it may join the node registry; once
+    # its ranks run (children started by fork and exec, whose environment names a local
+    # rank) it leaves as a launcher and does not come back.
+    ranks = {i["pid"] for i in inspects}
+    agents = [r for pid, r in reports.items()
+              if pid not in ranks and r["budget"]["local_size"] == 1 and len(r["threads"]) > 1]
+    assert agents, "the agent wrote no report"
+    for r in agents:
+        notes = [(f["value"], f["why"]) for f in r["frameworks"] if f["name"] == "membership"]
+        if notes:
+            assert notes[-1][0] == "left" and "launches ranks" in notes[-1][1], notes
+            assert [v for v, _ in notes].count("joined") <= 1, notes
+    assert not (tmp_path / "reg").exists() or os.listdir(tmp_path / "reg") == []
 
 
 def mpirun_cmd(tmp_path, *extra):
