@@ -13,7 +13,6 @@ class Args {
   Args(int argc, char** argv) : argc_(argc), argv_(argv) {}
   bool done() const { return i_ >= argc_; }
   const char* peek() const { return argv_[i_]; }
-  void skip() { ++i_; }
   int index() const { return i_; }
   // True if the current argument is the flag `name`; consumes it.
   bool flag(const char* name) {

@@ -66,9 +66,6 @@ Assignment Registry::assign(int creator_pool) {
 const Plan& Registry::plan() const {
   return layout_.load(std::memory_order_acquire)->plan;
 }
-PinMode Registry::pin() const {
-  return layout_.load(std::memory_order_acquire)->pin;
-}
 unsigned Registry::generation() const {
   return layout_.load(std::memory_order_acquire)->generation;
 }

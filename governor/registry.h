@@ -77,7 +77,6 @@ class Registry {
   bool find(long tid, ThreadRecord* out) const;
 
   const Plan& plan() const;
-  PinMode pin() const;
   unsigned generation() const;
 
  private:

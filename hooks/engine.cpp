@@ -24,6 +24,7 @@
 
 #include <string>
 
+#include "governor/setting.h"
 #include "graph/graph.h"
 #include "hooks/abi.h"
 #include "hooks/hook.h"
@@ -56,23 +57,30 @@ bool option_api_of(const void* real, OptionApi* api) {
   return api->get_inter && api->get_intra && api->set_inter && api->set_intra;
 }
 
-// Step 4 for one option: apply `want` unless the user chose a value.
+// Step 4 for one option: governor/setting decides (the plan's value unless the
+// user chose one, PARWIDTH_OVERRIDE=1, observe mode); this only applies and notes it.
 void apply_option(pwe_session_options* o, const char* setting, GetFn get, SetFn set, int want,
                   const char* why) {
-  const int user = get(o);
-  if (!rt::governing()) {
-    rt::note_framework("engine", setting, std::to_string(want), false,
-                       "observe mode: nothing changed");
-  } else if (user > 0 && !rt::options().override_user) {
-    rt::note_framework("engine", setting, std::to_string(user), false,
-                       "set by the user; kept (PARWIDTH_OVERRIDE=1 replaces it)");
-  } else {
-    set(o, want);
-    rt::note_framework("engine", setting, std::to_string(want), true,
-                       user > 0 ? std::string(why) + "; user's " + std::to_string(user) +
-                                      " replaced (PARWIDTH_OVERRIDE=1)"
-                                : std::string(why));
-  }
+  gov::SettingInput in;
+  in.plan = want;
+  in.current = get(o);
+  in.user_set = in.current > 0;
+  in.governing = rt::governing();
+  in.override_user = rt::options().override_user;
+  const gov::SettingDecision d = gov::setting_decide(in);
+  if (d.verdict == gov::SettingVerdict::kNoPlan) return;
+  if (d.changes()) set(o, d.value);
+  rt::note_framework(
+      "engine", setting,
+      std::to_string(d.changes()   ? d.value
+                     : in.user_set ? in.current
+                                   : want),
+      d.changes(),
+      d.verdict == gov::SettingVerdict::kApply
+          ? std::string(why)
+          : std::string(gov::setting_verdict_text(d.verdict)) +
+                (in.user_set ? " (the program set " + std::to_string(in.current) + ")" : "") +
+                "; " + why);
 }
 
 void govern_session(const void* model, size_t size, pwe_session_options* opts, const void* real) {

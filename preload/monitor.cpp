@@ -233,12 +233,6 @@ bool monitor_papi(std::string* why) {
   return info.papi_used;
 }
 
-bool monitor_running() {
-  counters::SamplerInfo info;
-  return g && g->started && g->sampler.info(&info) != counters::Status::kUnsupported &&
-         info.running;
-}
-
 int monitor_oversubscribed_now() {
   if (!g || !g->started) return -1;
   return g->detector.oversubscribed() ? 1 : 0;

@@ -42,7 +42,6 @@ void monitor_stop();  // at exit, before the report
 void monitor_pause();
 void monitor_resume();
 void monitor_after_fork();  // in the fork child: the thread is gone
-bool monitor_running();
 // Whether the PAPI counters are in use; *why: "ok: ..." or why not. Known once monitor_start
 // returned.
 bool monitor_papi(std::string* why);
