@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "governor/setting.h"
 #include "hooks/blas.h"
 #include "hooks/guard.h"
 #include "hooks/slots.h"
@@ -140,6 +141,22 @@ void after_init(const void* caller_pc) {
   if (blas > 0) blas_sweep("at torch's first init_num_threads");
 }
 
+// A count the program asked torch for: governor/setting decides whether it
+// stands (kept, observe mode) or the plan's `want` replaces it (OVERRIDE=1).
+int user_count_decide(const std::string& setting, int n, int want, const std::string& plan_what) {
+  gov::SettingInput in;
+  in.plan = want;
+  in.current = n;
+  in.user_set = true;
+  in.governing = rt::governing();
+  in.override_user = rt::options().override_user;
+  const gov::SettingDecision d = gov::setting_decide(in);
+  rt::note_framework(kName, setting, std::to_string(d.value), d.changes(),
+                     std::string(gov::setting_verdict_text(d.verdict)) + "; set by the user to " +
+                         std::to_string(n) + ", " + plan_what + " " + std::to_string(want));
+  return d.value;
+}
+
 // The count an explicit at::set_num_threads(n) call gets.
 int threads_for(int n, const void* caller_pc, const void* real) {
   if (n <= 0) return n;  // torch's own error, unchanged
@@ -160,21 +177,7 @@ int threads_for(int n, const void* caller_pc, const void* real) {
       // Same value again (a loop): decided and written down already.
       return rt::governing() && rt::options().override_user ? rt::plan().threads : n;
     }
-    if (!rt::governing()) {
-      rt::note_framework(kName, setting, std::to_string(n), false,
-                         "observe mode: set by the user; plan threads per pool " +
-                             std::to_string(rt::plan().threads));
-      return n;
-    }
-    if (rt::options().override_user) {
-      const int want = rt::plan().threads;
-      rt::note_framework(kName, setting, std::to_string(want), true,
-                         "set by the user to " + std::to_string(n) +
-                             "; replaced by the plan's threads per pool (PARWIDTH_OVERRIDE=1)");
-      return want;
-    }
-    rt::note_framework(kName, setting, std::to_string(n), false,
-                       "set by the user; kept (PARWIDTH_OVERRIDE=1 replaces it)");
+    return user_count_decide(setting, n, rt::plan().threads, "plan threads per pool");
   } catch (...) {
   }
   return n;
@@ -196,21 +199,7 @@ int interop_for(int n, const void* caller_pc, const void* real) {
       return n;
     }
     g_torch.user_interop.store(n);
-    if (!rt::governing()) {
-      rt::note_framework(
-          kName, setting, std::to_string(n), false,
-          "observe mode: set by the user; plan pools " + std::to_string(rt::plan().pools));
-      return n;
-    }
-    if (rt::options().override_user) {
-      const int want = rt::plan().pools;
-      rt::note_framework(kName, setting, std::to_string(want), true,
-                         "set by the user to " + std::to_string(n) +
-                             "; replaced by the plan's pools (PARWIDTH_OVERRIDE=1)");
-      return want;
-    }
-    rt::note_framework(kName, setting, std::to_string(n), false,
-                       "set by the user; kept (PARWIDTH_OVERRIDE=1 replaces it)");
+    return user_count_decide(setting, n, rt::plan().pools, "plan pools");
   } catch (...) {
   }
   return n;
