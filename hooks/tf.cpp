@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "governor/setting.h"
 #include "graph/graph.h"
 #include "hooks/guard.h"
 #include "hooks/slots.h"
@@ -169,8 +170,6 @@ std::string config_extra(const char* what, const UserConfig& user) {
     return extra;
   }
   const gov::Plan& plan = rt::plan();
-  const bool gov = rt::governing();
-  const bool over = rt::options().override_user;
   struct Knob {
     const char* setting;
     int field;
@@ -192,14 +191,22 @@ std::string config_extra(const char* what, const UserConfig& user) {
       mine = "set to " + std::to_string(k.user) + " in the program's ConfigProto";
     else if (env > 0)
       mine = std::string(k.env) + "=" + std::to_string(env) + " set by the user";
-    if (!mine.empty() && !over) {
-      rt::note_framework(who, setting, std::to_string(k.user > 0 ? k.user : env), false,
-                         mine + "; kept (PARWIDTH_OVERRIDE=1 replaces it)");
+    gov::SettingInput in;
+    in.plan = static_cast<int>(k.want);
+    in.current = static_cast<int>(k.user > 0 ? k.user : env);
+    in.user_set = !mine.empty();
+    in.governing = rt::governing();
+    in.override_user = rt::options().override_user;
+    const gov::SettingDecision d = gov::setting_decide(in);
+    if (d.verdict == gov::SettingVerdict::kKeep) {
+      rt::note_framework(who, setting, std::to_string(d.value), false,
+                         mine + "; " + gov::setting_verdict_text(d.verdict));
       continue;
     }
-    if (!gov) {
-      rt::note_framework(who, setting, std::to_string(k.want), false,
-                         "observe mode: nothing changed (" + plan_reason() + ")");
+    if (!d.changes()) {  // observe mode, or no plan value
+      rt::note_framework(
+          who, setting, std::to_string(k.want), false,
+          std::string(gov::setting_verdict_text(d.verdict)) + " (" + plan_reason() + ")");
       continue;
     }
     // Without a graph there is no evidence about inter-op parallelism: a
@@ -211,10 +218,10 @@ std::string config_extra(const char* what, const UserConfig& user) {
                          "(PARWIDTH_MODEL or PARWIDTH_POOLS plans it)");
       continue;
     }
-    append_field(&extra, k.field, static_cast<uint64_t>(k.want));
-    k.asked->store(k.want);
+    append_field(&extra, k.field, static_cast<uint64_t>(d.value));
+    k.asked->store(d.value);
     rt::note_framework(
-        who, setting, std::to_string(k.want), true,
+        who, setting, std::to_string(d.value), true,
         mine.empty() ? plan_reason()
                      : plan_reason() + "; replaced what was " + mine + " (PARWIDTH_OVERRIDE=1)");
   }
