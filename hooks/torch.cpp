@@ -106,20 +106,27 @@ void after_init(const void* caller_pc) {
       std::string env_name;
       const char* env = user_thread_env(&env_name);
       blas = want;
+      gov::SettingInput in;
+      in.plan = want;
+      in.current = torch_default;
+      in.user_set = env != nullptr;
+      in.governing = rt::governing();
+      in.override_user = rt::options().override_user;
+      const gov::SettingDecision d = gov::setting_decide(in);
       if (g_torch.user_threads.load() > 0) {
         // A C++ program set it before torch's first init: noted at its call.
         blas = 0;
-      } else if (env && !rt::options().override_user) {
+      } else if (d.verdict == gov::SettingVerdict::kKeep) {
         rt::note_framework(kName, setting, std::to_string(torch_default), false,
-                           env_name + "=" + env +
-                               " set by the user, read by torch; kept (PARWIDTH_OVERRIDE=1 "
-                               "replaces it)");
-      } else if (!rt::governing()) {
+                           env_name + "=" + env + " set by the user, read by torch; " +
+                               gov::setting_verdict_text(d.verdict));
+      } else if (!d.changes()) {
         rt::note_framework(kName, setting, std::to_string(torch_default), false,
-                           "observe mode: torch's default " + std::to_string(torch_default) +
+                           std::string(gov::setting_verdict_text(d.verdict)) +
+                               ": torch's default " + std::to_string(torch_default) +
                                ", plan threads per pool " + std::to_string(want));
       } else {
-        apply = want;
+        apply = d.value;
         rt::note_framework(
             kName, setting, std::to_string(want), true,
             "torch's default would be " + std::to_string(torch_default) +
@@ -216,15 +223,21 @@ void before_launch(const void* caller_pc) {
     try {
       const std::string setting = "inter-op pool size (at::set_num_interop_threads)";
       const int want = rt::plan().pools;
+      gov::SettingInput in;  // the user's own count was decided at the user's call
+      in.plan = want;
+      in.governing = rt::governing();
+      in.override_user = rt::options().override_user;
+      const gov::SettingDecision d = gov::setting_decide(in);
       if (forked_child()) {
         // The parent's choice was inherited with its memory (a pool is not).
         rt::note_framework(kName, setting, "", false,
                            "forked child: torch's inherited setting kept");
       } else if (g_torch.user_interop.load() > 0) {
         // Noted at the user's call.
-      } else if (!rt::governing()) {
-        rt::note_framework(kName, setting, std::to_string(want), false,
-                           "observe mode: the plan's pools, not applied");
+      } else if (!d.changes()) {
+        rt::note_framework(
+            kName, setting, std::to_string(want), false,
+            std::string(gov::setting_verdict_text(d.verdict)) + ": the plan's pools, not applied");
       } else {
         apply = want;
         rt::note_framework(kName, setting, std::to_string(want), true,
