@@ -90,7 +90,15 @@ std::string machine_id(const topo::Machine& m) {
 std::string budget_id(const topo::Budget& b) {
   char quota[32] = "none";
   if (b.quota_cpus > 0) snprintf(quota, sizeof quota, "%.2f", b.quota_cpus);
-  return "cpus " + topo::cpulist_format(b.cpus) + " quota " + quota;
+  // The budget's shape, not its CPU numbers: jobs get other CPUs of the same
+  // machine each time (Slurm, containers), and what is measured (team scaling,
+  // wake-ups across cores, cross-socket teams) depends on how many cores, on
+  // how many sockets, with how many PUs, under which quota.
+  std::string shape;
+  for (size_t i = 0; i < b.sockets.size(); ++i)
+    shape += (i ? "+" : "") + std::to_string(b.sockets[i].cores.size());
+  return "cores " + (shape.empty() ? std::to_string(b.cores) : shape) + " pus " +
+         std::to_string(b.cpus.size()) + " quota " + quota;
 }
 
 std::string calibration_name(const std::string& machine, const std::string& budget) {

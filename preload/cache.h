@@ -23,9 +23,12 @@ namespace pw::cache {
 // (absolute) nor HOME is set.
 std::string cache_dir(const opt::EnvLookup& env);
 
-// What names this machine and this budget in a calibration: the CPU model
-// (/proc/cpuinfo, else the topology's source) with the machine's PU count,
-// and the budget's cpu list and quota.
+// What names this machine and this budget in a calibration or a measured
+// plan: the CPU model (/proc/cpuinfo, else the topology's source) with the
+// machine's socket/core/PU counts, and the budget's shape (cores per socket,
+// PUs, quota), not its CPU numbers, so that a job placed on other CPUs of the
+// same machine reuses them. (A machine whose cores differ in kind, P and E
+// cores, is not told apart by this.)
 std::string machine_id(const topo::Machine& m);
 std::string budget_id(const topo::Budget& b);
 

@@ -288,3 +288,21 @@ def test_run_calibrates_once_per_machine_and_budget(tmp_path):
     assert again.returncode == 0 and "calibrating" not in again.stderr
     # The program's exit code is its own, calibrated or not.
     assert pw(tmp_path / "rc", "run", "--", sys.executable, "-c", "raise SystemExit(3)").returncode == 3
+
+
+def test_a_budget_of_the_same_shape_on_other_cpus_reuses_the_calibration(tmp_path, towers):
+    """Calibrations are named by the budget's shape (cores per socket, PUs, quota), so a job
+    placed on other CPUs of the same machine does not calibrate again."""
+    if not (BIN / "parwidth-calibrate").exists():
+        pytest.skip("parwidth-calibrate not built (no OpenMP)")
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs 2 allowed CPUs")
+    cache = tmp_path / "cache"
+    first = plan(cache, "--model", towers, "--cpus", cpus[0], "--json")
+    assert first.returncode == 0 and "calibrating" in first.stderr, first.stderr
+    other = plan(cache, "--model", towers, "--cpus", cpus[-1], "--json")
+    assert other.returncode == 0 and "calibrating" not in other.stderr, other.stderr
+    d = json.loads(other.stdout)["plan"]
+    assert d["source_detail"].startswith("calibration measured"), d
+    assert len(list((cache / "parwidth").glob("calibration-*.txt"))) == 1

@@ -47,6 +47,33 @@ gov::MachineModel load(const std::string& dir, bool* found, std::string* warning
   return calibration_load(dir, kMachine, kBudget, 2, kNow, found, warning);
 }
 
+// Budgets of a 2-socket, 2 x 4 cores, SMT-2 machine, as budget_compute makes them.
+topo::Budget budget_of(const std::string& cpus, double quota = 0) {
+  topo::Machine m;
+  std::string err;
+  EXPECT_EQ(topo::machine_load("synthetic:package:2 core:4 pu:2", &m, &err), topo::Status::kOk)
+      << err;
+  topo::BudgetInputs in;
+  in.use_cgroup = quota > 0;
+  in.cgroup.quota_cpus = quota;
+  EXPECT_EQ(topo::cpulist_parse(cpus, &in.affinity, &err), topo::Status::kOk) << err;
+  in.smt = true;
+  topo::Budget b;
+  EXPECT_EQ(topo::budget_compute(m, in, &b, &err), topo::Status::kOk) << err;
+  return b;
+}
+
+TEST(Cache, BudgetIsNamedByItsShapeNotItsCpus) {
+  // A job placed on other CPUs of the same shape reuses the calibration and plans.
+  EXPECT_EQ(budget_id(budget_of("0-3")), budget_id(budget_of("4-7")));
+  EXPECT_EQ(budget_id(budget_of("0-3")), "cores 2 pus 4 quota none");
+  // Another core count, another spread over the sockets, another quota: another budget.
+  EXPECT_NE(budget_id(budget_of("0-3")), budget_id(budget_of("0-5")));
+  EXPECT_NE(budget_id(budget_of("6-9")), budget_id(budget_of("0-3")));  // 1 + 1 cores
+  EXPECT_EQ(budget_id(budget_of("6-9")), "cores 1+1 pus 4 quota none");
+  EXPECT_NE(budget_id(budget_of("0-3", 1.5)), budget_id(budget_of("0-3")));
+}
+
 TEST(Cache, DirectoryFromEnvironment) {
   auto env = [](const char* xdg, const char* home) {
     return [=](const char* n) -> const char* {
