@@ -130,8 +130,10 @@ int pw_cmd_calibrate(int argc, char** argv) {
           "usage: parwidth calibrate [--show]\n"
           "\n"
           "Measures this CPU budget's per-core throughput and OpenMP scaling (team sizes\n"
-          "1..2 x cores, six operator sizes) in a helper process and stores it under\n"
-          "XDG_CACHE_HOME/parwidth (else ~/.cache/parwidth) for this machine and budget.\n"
+          "1..2 x cores, six operator sizes), and what waking and signalling a thread on\n"
+          "another core costs, in a helper process, and stores it under\n"
+          "XDG_CACHE_HOME/parwidth (else ~/.cache/parwidth) for this machine and a budget\n"
+          "of this shape (cores per socket, PUs, quota).\n"
           "--show prints the stored calibration instead.\n",
           stdout);
       return 0;
