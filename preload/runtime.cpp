@@ -77,7 +77,7 @@ struct Runtime {
   std::atomic<bool> launcher{false};  // it spawned ranks that a launcher describes
   std::vector<int> node_cpus;
   int node_changes = 0;
-  unsigned child_checks = 0;     // membership ticks since a member last looked at its children
+  unsigned child_checks = 0;     // membership ticks, for a look at its children every fifth
   uint64_t node_refresh_ns = 0;  // when our entry was last rewritten (monitor time)
   bool omp_capping = false;      // the team cap is ours (not the user's OMP_NUM_THREADS)
   // Each governed thread's tid, under a key whose destructor retires its record.
@@ -441,10 +441,14 @@ bool children_are_ranks() {
   if (!tasks) return false;
   bool found = false;
   std::string list, env, unused;
-  while (!found) {
+  // Children belong to the thread that forked them; launchers fork from a few
+  // threads, and a process of thousands of threads is not read whole each time.
+  int looked = 0;
+  while (!found && looked < 256) {
     struct dirent* t = readdir(tasks);
     if (!t) break;
     if (t->d_name[0] == '.') continue;
+    ++looked;
     if (!cache::file_read_capped(std::string("/proc/self/task/") + t->d_name + "/children", 65536,
                                  &list, &unused))
       continue;
@@ -485,10 +489,10 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
     in.launcher = r->launcher.load(std::memory_order_relaxed);
     gov::MembershipConfig c;
     c.idle_leave_ns = static_cast<uint64_t>(r->opt.node_idle_ms) * 1000000ull;
-    // Before joining, and every fifth sample while a member: has it become a launcher?
+    // Before joining, and every fifth sample: has it become a launcher? (Also while it is
+    // not a member: a launcher idle while its ranks run must not join once they are gone.)
     const bool would_join = !r->membership.member && in.parallel && busy_cpus >= c.busy_cpus;
-    if (!in.launcher && (would_join || (r->membership.member && ++r->child_checks % 5 == 0)) &&
-        children_are_ranks()) {
+    if (!in.launcher && (would_join || ++r->child_checks % 5 == 0) && children_are_ranks()) {
       r->launcher.store(true, std::memory_order_relaxed);
       in.launcher = true;
     }
