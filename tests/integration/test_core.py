@@ -430,6 +430,22 @@ def test_posix_spawn_child_has_the_whole_cpu_set(tmp_path):
     assert [t["pinned"] for t in spawner[0]["threads"]] == [True]
 
 
+def test_posix_spawn_child_of_a_confined_rank_inherits_its_share(tmp_path):
+    """A rank lives inside its share (rank 1 of 2: the second half of the cores), and so
+    does what it starts with posix_spawn, before the child plans anything itself."""
+    if len(FULL) < 2:
+        pytest.skip("needs 2 allowed CPUs")
+    p = run([BIN / "spawn"], REPORT=tmp_path / "r.%p.json", LOCAL_RANK=1, LOCAL_SIZE=2,
+            NODE_DIR=tmp_path / "node")
+    assert p.returncode == 0, p.stderr
+    rank = [load(f) for f in tmp_path.glob("r.*.json") if load(f)["program"] == "spawn"]
+    assert len(rank) == 1
+    share = set(rank[0]["budget"]["cpus"])
+    assert share and share < FULL, rank[0]["budget"]
+    line = re.search(r'posix_spawnp grep: "Cpus_allowed_list:\s*([\d,-]+)" exit 0', p.stdout)
+    assert line and cpu_list(line.group(1)) == share, p.stdout
+
+
 def test_forked_child_reports_on_its_own(tmp_path):
     report = tmp_path / "r.json"
     proc = subprocess.run([str(BIN / "fork_exec")], env=clean_env(
