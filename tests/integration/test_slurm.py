@@ -247,7 +247,8 @@ def test_srun_ranks_live_inside_disjoint_shares(slurm, tmp_path, bind):
 
 
 @needs_two_cpus
-def test_sbatch_script_with_the_module_loaded(slurm, tmp_path, prefix):
+@pytest.mark.parametrize("bind", ["none", "default"])
+def test_sbatch_script_with_the_module_loaded(slurm, tmp_path, prefix, bind):
     if not LMOD_INIT.exists():
         pytest.skip(f"{LMOD_INIT} missing (scripts/bootstrap)")
     script = tmp_path / "rank.py"
@@ -259,7 +260,8 @@ def test_sbatch_script_with_the_module_loaded(slurm, tmp_path, prefix):
         f"module use {prefix}/share/modulefiles\n"
         "module load parwidth\n"
         f"export PARWIDTH_REPORT={tmp_path}/r-%p.json PARWIDTH_NODE_DIR={tmp_path}/reg\n"
-        f"srun --cpu-bind=none {sys.executable} {script} {tmp_path}\n")
+        f"srun {'--cpu-bind=none ' if bind == 'none' else ''}{sys.executable} {script} "
+        f"{tmp_path}\n")
     env = {**slurm["env"]}
     p = subprocess.run(["sbatch", "--wait", "-n", "2", "-N", "1", f"--output={tmp_path}/job.out",
                         str(batch)], env=env, capture_output=True, text=True, timeout=240)
@@ -268,6 +270,11 @@ def test_sbatch_script_with_the_module_loaded(slurm, tmp_path, prefix):
     inspects, reports = check_ranks(tmp_path)
     for i in inspects:
         rep = reports[i["pid"]]
-        assert rep["budget"]["local_size"] == 2
+        if bind == "default" and slurm["task_plugin"] == "task/affinity":
+            # Slurm's own binding of each rank is its share, kept and not divided again.
+            assert len(i["start"]) < len(FULL) and rep["budget"]["cpus"] == i["start"], i
+            assert rep["budget"]["local_size"] == 1
+        else:
+            assert rep["budget"]["local_size"] == 2
         # The module's library, not the build tree's, is what governed the ranks.
         assert i["preload"].split(":")[0] == str(prefix / "lib" / "libparwidth.so")
