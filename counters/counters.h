@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace pw::counters {
 
@@ -94,12 +95,13 @@ class Papi {
   // known event, inherited by every thread and child process created afterwards. kUnsupported
   // with reason() saying why when libpapi is missing, the host loaded its own libpapi, the
   // component is disabled, it knows no event, or the kernel refuses them all.
-  // verdict_cache: a file (in a directory of this user's that the caller checked) where what
-  // PAPI decided is kept for this boot, keyed by the boot id, the library, perf_event_paranoid
-  // and every PAPI_* / LIBPFM_* variable: a later process with the same key opens the same
-  // counters without loading libpapi (PAPI_library_init costs ~2 ms of the first
-  // pthread_create). nullptr: decided here, not kept.
-  Status open(const char* library, const char* verdict_cache = nullptr);
+  // verdict: what PAPI decided, as a short text the caller keeps for this boot. On entry the
+  // kept one, or "": when its key (the boot id, the library, perf_event_paranoid and every
+  // PAPI_* / LIBPFM_* variable) is this process's, libpapi is not loaded at all and the same
+  // counters are opened (PAPI_library_init costs ~2 ms of the first pthread_create). When
+  // libpapi was asked instead, *verdict is replaced by the new text to keep ("" when it has
+  // no key). nullptr: decided here, nothing to keep.
+  Status open(const char* library, std::string* verdict = nullptr);
   // Where open() got PAPI's verdict: "libpapi" (asked now), "cached" (this boot's file), ""
   // (not asked: another thread ran, or the verdict was taken earlier in this process).
   const char* verdict_from() const { return verdict_from_; }
@@ -149,14 +151,14 @@ inline unsigned sample_stretch(size_t threads) {
 }
 
 struct SamplerOptions {
-  unsigned period_ms = 100;            // clamped to [5, 60000]
-  bool use_papi = true;                // false: /proc only, libpapi is never loaded; true: the
-                                       // counters are opened by start() on the calling thread
-                                       // if it is the only one (see Papi::open)
-  const char* papi_library = nullptr;  // nullptr = "libpapi.so.7.0"; a test may pass a bogus name
-  const char* papi_cache = nullptr;    // Papi::open's verdict_cache (nullptr: none)
-  unsigned detail_every = 10;          // per-thread cpu + affinity every Nth sample; 0 = never
-  size_t max_threads = 1024;           // capacity of the per-thread tables, allocated at start
+  unsigned period_ms = 100;             // clamped to [5, 60000]
+  bool use_papi = true;                 // false: /proc only, libpapi is never loaded; true: the
+                                        // counters are opened by start() on the calling thread
+                                        // if it is the only one (see Papi::open)
+  const char* papi_library = nullptr;   // nullptr = "libpapi.so.7.0"; a test may pass a bogus name
+  std::string* papi_verdict = nullptr;  // Papi::open's verdict (nullptr: none)
+  unsigned detail_every = 10;           // per-thread cpu + affinity every Nth sample; 0 = never
+  size_t max_threads = 1024;            // capacity of the per-thread tables, allocated at start
 };
 
 // One sampling interval. Deltas are over [t_ns - dt_ns, t_ns]; counts of threads that exited
@@ -243,7 +245,6 @@ class Sampler {
   ThreadStat* bufs_[2] = {nullptr, nullptr};
   Papi papi_;
   char papi_reason_[256] = "not started";
-  bool papi_asked_ = false;  // start() called Papi::open
   uint64_t papi_open_ns_ = 0;
 };
 

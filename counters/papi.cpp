@@ -20,13 +20,13 @@
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "counters/counters.h"
 #include "counters/fd.h"
@@ -305,40 +305,13 @@ bool verdict_parse(const char* text, const char* key, const char* library, Decis
   return true;
 }
 
-bool verdict_load(const char* path, const char* key, const char* library, Decision* d) {
-  int fd = fd_above_stdio(open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-  if (fd < 0) return false;
-  struct stat st;
-  char text[2048];
-  ssize_t n = -1;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-      st.st_size < static_cast<off_t>(sizeof text))
-    n = ::read(fd, text, sizeof text - 1);
-  ::close(fd);
-  if (n <= 0) return false;
-  text[n] = '\0';
-  return verdict_parse(text, key, library, d);
-}
-
-// Written whole or not at all: a new 0600 file beside the target, then a rename over it.
-void verdict_store(const char* path, const char* key, const Decision& d) {
-  char tmp[4200], text[2048];
-  int w = snprintf(text, sizeof text, "parwidth-papi 1\nkey %s\nusable %d\nknown", key,
-                   d.usable ? 1 : 0);
-  for (int i = 0; i < kSlots && w > 0 && static_cast<size_t>(w) < sizeof text; ++i)
-    w += snprintf(text + w, sizeof text - static_cast<size_t>(w), "%s%d", i ? "," : " ",
-                  d.known[i] ? 1 : 0);
-  if (w <= 0 || static_cast<size_t>(w) >= sizeof text) return;
-  w += snprintf(text + w, sizeof text - static_cast<size_t>(w), "\nreason %s\nend\n", d.reason);
-  if (w <= 0 || static_cast<size_t>(w) >= sizeof text || strchr(d.reason, '\n')) return;
-  if (snprintf(tmp, sizeof tmp, "%s.tmp%d", path, static_cast<int>(getpid())) >=
-      static_cast<int>(sizeof tmp))
-    return;
-  int fd = fd_above_stdio(open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (fd < 0) return;
-  const bool whole = ::write(fd, text, static_cast<size_t>(w)) == w;
-  ::close(fd);
-  if (!whole || rename(tmp, path) != 0) unlink(tmp);
+// The verdict as text for verdict_parse; "" when it does not fit one line per field.
+std::string verdict_format(const char* key, const Decision& d) {
+  if (strchr(d.reason, '\n')) return "";
+  std::string t =
+      std::string("parwidth-papi 1\nkey ") + key + "\nusable " + (d.usable ? "1" : "0") + "\nknown";
+  for (int i = 0; i < kSlots; ++i) t += std::string(i ? "," : " ") + (d.known[i] ? "1" : "0");
+  return t + "\nreason " + d.reason + "\nend\n";
 }
 
 #endif  // PW_HAVE_PAPI_H
@@ -351,12 +324,12 @@ Status Papi::fail(Status s, const char* what, const char* detail) {
   return s;
 }
 
-Status Papi::open(const char* library, const char* verdict_cache) {
+Status Papi::open(const char* library, std::string* verdict) {
   if (is_open()) return Status::kBusy;
   if (!library) library = kDefaultLibrary;
 #if !PW_HAVE_PAPI_H
   (void)library;
-  (void)verdict_cache;
+  (void)verdict;
   return fail(Status::kUnsupported, "built without papi.h (libpapi-dev)", nullptr);
 #else
   // libpapi's and libpfm's initialisation use strtok, getenv and (PAPI_ALLOW_STOLEN) putenv,
@@ -374,13 +347,13 @@ Status Papi::open(const char* library, const char* verdict_cache) {
   pthread_mutex_lock(&g_lock);
   if (!g_decision.done) {
     char key[1024];
-    const bool keyed = verdict_cache && verdict_key(library, key, sizeof key);
-    if (keyed && verdict_load(verdict_cache, key, library, &g_decision)) {
+    const bool keyed = verdict && verdict_key(library, key, sizeof key);
+    if (keyed && verdict_parse(verdict->c_str(), key, library, &g_decision)) {
       verdict_from_ = "cached";
     } else {
       decide(library, &g_decision);
       verdict_from_ = "libpapi";
-      if (keyed) verdict_store(verdict_cache, key, g_decision);
+      if (verdict) *verdict = keyed ? verdict_format(key, g_decision) : "";
     }
   }
   Decision d = g_decision;

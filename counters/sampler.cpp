@@ -123,8 +123,7 @@ Status Sampler::start(const SamplerOptions& opt, ThreadCreateFn create, SampleFn
     snprintf(papi_reason_, sizeof papi_reason_, "%s", "forked child: counters are not re-opened");
   } else {
     uint64_t t0 = now_ns(CLOCK_MONOTONIC);
-    papi_used_.store(papi_.open(opt_.papi_library, opt_.papi_cache) == Status::kOk);
-    papi_asked_ = true;
+    papi_used_.store(papi_.open(opt_.papi_library, opt_.papi_verdict) == Status::kOk);
     papi_open_ns_ = sub(now_ns(CLOCK_MONOTONIC), t0);
     snprintf(papi_reason_, sizeof papi_reason_, "%s", papi_.reason());
   }
@@ -185,7 +184,7 @@ Status Sampler::info(SamplerInfo* out) const {
   i.papi_used = papi_used_.load();  // decided in start(), before the thread exists
   i.backend = i.papi_used ? "papi+proc" : "proc";
   i.papi_reason = papi_reason_;
-  i.papi_verdict = papi_asked_ ? papi_.verdict_from() : "";
+  i.papi_verdict = papi_.verdict_from();
   i.counters = i.papi_used ? papi_.names() : "";
   i.papi_open_ns = papi_open_ns_;
   *out = i;

@@ -182,23 +182,18 @@ int decide(const Found& f, const char* trigger, int before) {
   }
   const std::string call = user_call_for(f.base);
   if (!call.empty()) who = call;  // the later, more specific choice
-  gov::SettingInput in;
-  in.kind = gov::SettingKind::kCap;
-  in.plan = rt::plan().threads;
-  in.current = before > 0 ? before : f.lib->unset;
-  in.user_set = !who.empty();
-  in.governing = rt::governing();
-  in.override_user = rt::options().override_user;
-  const gov::SettingDecision d = gov::setting_decide(in);
+  const int current = before > 0 ? before : f.lib->unset;
+  const gov::SettingDecision d =
+      rt::setting_decide(rt::plan().threads, current, !who.empty(), gov::SettingKind::kCap);
   rt::PoolNote n;
   n.library = f.lib->name;
   n.object = f.object;
-  n.before = in.current > 0 ? in.current : -1;
+  n.before = current > 0 ? current : -1;
   n.after = d.value > 0 ? d.value : -1;
   n.set_by = d.changes() ? "parwidth" : who.empty() ? "library default" : "user: " + who;
   n.applied = d.changes();
   n.why = std::string(gov::setting_verdict_text(d.verdict)) + "; plan threads per pool " +
-          std::to_string(in.plan) +
+          std::to_string(rt::plan().threads) +
           (who.empty() || d.verdict == gov::SettingVerdict::kKeep ? "" : " (was " + who + ")") +
           "; found " + trigger;
   rt::note_pool(n);
@@ -278,14 +273,8 @@ int blas_user_set(const char* function, int n, const void* caller_pc, const void
         if (c.first == base) c.second = who, found = true;
       if (!found) s.user_calls.push_back({base, who});
     }
-    gov::SettingInput in;
-    in.kind = gov::SettingKind::kCap;
-    in.plan = rt::plan().threads;
-    in.current = n;
-    in.user_set = true;
-    in.governing = rt::governing();
-    in.override_user = rt::options().override_user;
-    const gov::SettingDecision d = gov::setting_decide(in);
+    const gov::SettingDecision d =
+        rt::setting_decide(rt::plan().threads, n, true, gov::SettingKind::kCap);
     Dl_info di;
     rt::PoolNote note;
     note.library = strstr(function, "MKL") || strstr(function, "mkl") ? "mkl"

@@ -61,26 +61,22 @@ bool option_api_of(const void* real, OptionApi* api) {
 // user chose one, PARWIDTH_OVERRIDE=1, observe mode); this only applies and notes it.
 void apply_option(pwe_session_options* o, const char* setting, GetFn get, SetFn set, int want,
                   const char* why) {
-  gov::SettingInput in;
-  in.plan = want;
-  in.current = get(o);
-  in.user_set = in.current > 0;
-  in.governing = rt::governing();
-  in.override_user = rt::options().override_user;
-  const gov::SettingDecision d = gov::setting_decide(in);
+  const int current = get(o);
+  const bool user_set = current > 0;
+  const gov::SettingDecision d = rt::setting_decide(want, current, user_set);
   if (d.verdict == gov::SettingVerdict::kNoPlan) return;
   if (d.changes()) set(o, d.value);
   rt::note_framework(
       "engine", setting,
-      std::to_string(d.changes()   ? d.value
-                     : in.user_set ? in.current
-                                   : want),
+      std::to_string(d.changes() ? d.value
+                     : user_set  ? current
+                                 : want),
       d.changes(),
       d.verdict == gov::SettingVerdict::kApply
           ? std::string(why)
           : std::string(gov::setting_verdict_text(d.verdict)) +
-                (in.user_set ? " (the program set " + std::to_string(in.current) + ")" : "") +
-                "; " + why);
+                (user_set ? " (the program set " + std::to_string(current) + ")" : "") + "; " +
+                why);
 }
 
 void govern_session(const void* model, size_t size, pwe_session_options* opts, const void* real) {
@@ -98,7 +94,7 @@ void govern_session(const void* model, size_t size, pwe_session_options* opts, c
   planning::GraphSummary summary;
   const bool read =
       graph::model_parse(model, size, graph::Format::kAuto, &g, &err) == graph::Status::kOk &&
-      planning::graph_costed(&g, rt::options().input_shapes, &summary, &err);
+      planning::graph_costed(&g, rt::options().input_shapes, &summary, &err) == graph::Status::kOk;
   const std::string what = "graph (" + std::string(graph::format_name(g.format)) + ")";
   if (!read) {
     rt::note_framework("engine", "graph", "unreadable", false,

@@ -34,9 +34,8 @@ void plan_from_model(const void* model, size_t size, bool is_path) {
       is_path ? graph::model_load(std::string(static_cast<const char*>(model), size), &g, &err)
               : graph::model_parse(model, size, graph::Format::kOnnx, &g, &err);
   planning::GraphSummary summary;
-  if (s == graph::Status::kOk &&
-      !planning::graph_costed(&g, rt::options().input_shapes, &summary, &err))
-    s = graph::Status::kCycle;  // statistics fail only on a cycle or a size limit
+  if (s == graph::Status::kOk)
+    s = planning::graph_costed(&g, rt::options().input_shapes, &summary, &err);
   if (s != graph::Status::kOk) {
     rt::warn_once("ort-graph", "onnxruntime: the session's model could not be read (" +
                                    std::string(graph::status_name(s)) + ": " + err +
@@ -63,14 +62,7 @@ void plan_from_model(const void* model, size_t size, bool is_path) {
 gov::SettingDecision decide(const std::string& setting, int plan, int current, bool user_set,
                             const std::string& shown, const std::string& reason,
                             const std::string& ours = "") {
-  gov::SettingInput in;
-  in.kind = gov::SettingKind::kSet;
-  in.plan = plan;
-  in.current = current;
-  in.user_set = user_set;
-  in.governing = rt::governing();
-  in.override_user = rt::options().override_user;
-  const gov::SettingDecision d = gov::setting_decide(in);
+  const gov::SettingDecision d = rt::setting_decide(plan, current, user_set);
   if (d.verdict != gov::SettingVerdict::kNoPlan)
     rt::note_framework(kName, setting,
                        d.changes() ? (ours.empty() ? std::to_string(d.value) : ours) : shown,

@@ -191,13 +191,8 @@ std::string config_extra(const char* what, const UserConfig& user) {
       mine = "set to " + std::to_string(k.user) + " in the program's ConfigProto";
     else if (env > 0)
       mine = std::string(k.env) + "=" + std::to_string(env) + " set by the user";
-    gov::SettingInput in;
-    in.plan = static_cast<int>(k.want);
-    in.current = static_cast<int>(k.user > 0 ? k.user : env);
-    in.user_set = !mine.empty();
-    in.governing = rt::governing();
-    in.override_user = rt::options().override_user;
-    const gov::SettingDecision d = gov::setting_decide(in);
+    const gov::SettingDecision d = rt::setting_decide(
+        static_cast<int>(k.want), static_cast<int>(k.user > 0 ? k.user : env), !mine.empty());
     if (d.verdict == gov::SettingVerdict::kKeep) {
       rt::note_framework(who, setting, std::to_string(d.value), false,
                          mine + "; " + gov::setting_verdict_text(d.verdict));
@@ -305,7 +300,7 @@ void mark_ctx_configured(const void* opts) {
 void adopt_graph_of(graph::Graph* g, const std::string& source) {
   planning::GraphSummary sum;
   std::string err;
-  if (!planning::graph_costed(g, rt::options().input_shapes, &sum, &err)) {
+  if (planning::graph_costed(g, rt::options().input_shapes, &sum, &err) != graph::Status::kOk) {
     rt::warn_once("tf-graph-stats", "tensorflow: no width statistics for the " + source + " (" +
                                         err + "); planning without it");
     return;

@@ -106,13 +106,7 @@ void after_init(const void* caller_pc) {
       std::string env_name;
       const char* env = user_thread_env(&env_name);
       blas = want;
-      gov::SettingInput in;
-      in.plan = want;
-      in.current = torch_default;
-      in.user_set = env != nullptr;
-      in.governing = rt::governing();
-      in.override_user = rt::options().override_user;
-      const gov::SettingDecision d = gov::setting_decide(in);
+      const gov::SettingDecision d = rt::setting_decide(want, torch_default, env != nullptr);
       if (g_torch.user_threads.load() > 0) {
         // A C++ program set it before torch's first init: noted at its call.
         blas = 0;
@@ -151,13 +145,7 @@ void after_init(const void* caller_pc) {
 // A count the program asked torch for: governor/setting decides whether it
 // stands (kept, observe mode) or the plan's `want` replaces it (OVERRIDE=1).
 int user_count_decide(const std::string& setting, int n, int want, const std::string& plan_what) {
-  gov::SettingInput in;
-  in.plan = want;
-  in.current = n;
-  in.user_set = true;
-  in.governing = rt::governing();
-  in.override_user = rt::options().override_user;
-  const gov::SettingDecision d = gov::setting_decide(in);
+  const gov::SettingDecision d = rt::setting_decide(want, n, true);
   rt::note_framework(kName, setting, std::to_string(d.value), d.changes(),
                      std::string(gov::setting_verdict_text(d.verdict)) + "; set by the user to " +
                          std::to_string(n) + ", " + plan_what + " " + std::to_string(want));
@@ -223,11 +211,8 @@ void before_launch(const void* caller_pc) {
     try {
       const std::string setting = "inter-op pool size (at::set_num_interop_threads)";
       const int want = rt::plan().pools;
-      gov::SettingInput in;  // the user's own count was decided at the user's call
-      in.plan = want;
-      in.governing = rt::governing();
-      in.override_user = rt::options().override_user;
-      const gov::SettingDecision d = gov::setting_decide(in);
+      // The user's own count was decided at the user's call.
+      const gov::SettingDecision d = rt::setting_decide(want, 0, false);
       if (forked_child()) {
         // The parent's choice was inherited with its memory (a pool is not).
         rt::note_framework(kName, setting, "", false,

@@ -169,7 +169,7 @@ void monitor_start(const Hooks& h, int period_ms, double budget_cpus, int omp_ca
   counters::SamplerOptions o;
   o.period_ms = static_cast<unsigned>(period_ms);
   o.use_papi = h.use_papi;
-  o.papi_cache = h.papi_cache;
+  o.papi_verdict = h.papi_verdict;
   if (g->sampler.start(o, h.create, on_sample, nullptr) != counters::Status::kOk) {
     log::warn("cannot start the monitor thread; running without it");
     return;

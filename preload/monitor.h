@@ -23,8 +23,9 @@ struct Hooks {
   // worth of the process's threads that ran or waited to run in the interval
   // (its demand, whatever else loads the machine); may be null.
   void (*tick)(uint64_t t_ns, double demand_cpus);
-  // Where PAPI's verdict is kept for this boot (counters::Papi::open); null: not kept.
-  const char* papi_cache;
+  // PAPI's verdict kept for this boot, replaced when it was decided anew
+  // (counters::Papi::open); null: nothing kept.
+  std::string* papi_verdict;
 };
 
 // Starts the sampler thread. budget_cpus: the cores (or quota) of the budget;

@@ -96,8 +96,8 @@ bool graph_summary(const std::string& path, GraphSummary* out, std::string* err,
   return true;
 }
 
-bool graph_costed(graph::Graph* g, const std::string& input_shapes, GraphSummary* out,
-                  std::string* err) {
+graph::Status graph_costed(graph::Graph* g, const std::string& input_shapes, GraphSummary* out,
+                           std::string* err) {
   graph::InputShapes given;
   std::string shape_err;
   if (graph::input_shapes_parse(input_shapes, &given, &shape_err) != graph::Status::kOk)
@@ -108,10 +108,10 @@ bool graph_costed(graph::Graph* g, const std::string& input_shapes, GraphSummary
   const graph::Status s = graph::stats_compute(*g, &st, err);
   if (s != graph::Status::kOk) {
     if (err->empty()) *err = graph::status_name(s);
-    return false;
+    return s;
   }
   summary_from(*g, st, out);
-  return true;
+  return s;
 }
 
 void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* out) {
@@ -296,28 +296,32 @@ gov::BudgetView budget_view(const topo::Budget& b) {
 }
 
 std::string boot_cache_dir(const opt::Options& o) {
+  // One lstat where the directory is there already (every process after the first).
+  auto usable = [](const std::string& dir) {
+    struct stat st;
+    return lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+           (st.st_mode & 022) == 0;
+  };
   for (const std::string& reg : node::candidate_dirs(o.node_dir)) {
     const std::string dir = reg + "-boot";
     std::string why;
-    struct stat st;
-    if (cache::dir_make(dir, &why) && lstat(dir.c_str(), &st) == 0 && (st.st_mode & 022) == 0)
-      return dir;
+    if (usable(dir) || (cache::dir_make(dir, &why) && usable(dir))) return dir;
   }
   return "";
 }
 
 namespace {
 
-// This machine: from the per-boot cache while its key (boot id, online and
-// possible CPUs) holds, else loaded (hwloc, else sysfs) and cached for the
-// next process. An hwloc load costs milliseconds at every activation; the
-// cache, three small reads. *note says where the machine came from.
-topo::Status machine_of_this_boot(const opt::Options& o, topo::Machine* m, std::string* note,
+// This machine: from the per-boot cache in `dir` while its key (boot id,
+// online and possible CPUs) holds, else loaded (hwloc, else sysfs) and cached
+// there for the next process. An hwloc load costs milliseconds at every
+// activation; the cache, three small reads. *note says where it came from.
+topo::Status machine_of_this_boot(const std::string& dir, topo::Machine* m, std::string* note,
                                   std::string* why) {
-  std::string key, dir;
-  if (topo::machine_cache_key(&key)) dir = boot_cache_dir(o);
+  std::string key;
+  const bool keyed = !dir.empty() && topo::machine_cache_key(&key);
   const std::string path = dir + "/machine.txt";
-  if (!dir.empty()) {
+  if (keyed) {
     std::string text, unused;
     if (cache::file_read_capped(path, 1u << 20, &text, &unused) &&
         topo::machine_parse(text, key, m, &unused) == topo::Status::kOk) {
@@ -327,7 +331,7 @@ topo::Status machine_of_this_boot(const opt::Options& o, topo::Machine* m, std::
   }
   const topo::Status st = topo::machine_load("", m, why);
   std::string unused;
-  if (st == topo::Status::kOk && !dir.empty())
+  if (st == topo::Status::kOk && keyed)
     cache::file_write_atomic(dir, "machine.txt", topo::machine_format(*m, key), &unused);
   return st;
 }
@@ -337,11 +341,13 @@ topo::Status machine_of_this_boot(const opt::Options& o, topo::Machine* m, std::
 bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::Machine* machine,
                   Planned* out, std::string* err) {
   std::string why, machine_note;
+  if (!machine && o.topology.empty()) out->boot_dir = boot_cache_dir(o);
   if (machine) {
     out->machine = *machine;
-  } else if (topo::Status st = o.topology.empty()
-                                   ? machine_of_this_boot(o, &out->machine, &machine_note, &why)
-                                   : topo::machine_load(o.topology, &out->machine, &why);
+  } else if (topo::Status st =
+                 o.topology.empty()
+                     ? machine_of_this_boot(out->boot_dir, &out->machine, &machine_note, &why)
+                     : topo::machine_load(o.topology, &out->machine, &why);
              st != topo::Status::kOk) {
     *err = "cannot read the topology (" + std::string(topo::status_name(st)) + "): " + why;
     return false;

@@ -41,6 +41,7 @@ struct Planned {
   bool node_registry = false;         // no launcher gave a share: the node registry may divide
   std::vector<std::string> warnings;  // problems that did not stop planning
   bool calibration_found = false;     // a stored calibration was used (source "model")
+  std::string boot_dir;               // boot_cache_dir() when this machine was planned, else ""
 };
 
 // The plan for a budget from the graph and the options: the sources of
@@ -73,10 +74,10 @@ void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* o
 // shapes (from the graph's own input shapes, and PARWIDTH_INPUT_SHAPES's text
 // in `input_shapes` where it parses; a bad value was warned about with the
 // options), computes its statistics and costs, and fills *out. Operators whose
-// shapes stay unknown cost one unit (the width rule then plans). False with
-// *err only when the statistics cannot be computed.
-bool graph_costed(graph::Graph* g, const std::string& input_shapes, GraphSummary* out,
-                  std::string* err);
+// shapes stay unknown cost one unit (the width rule then plans). Not kOk (with
+// *err) only when the statistics cannot be computed.
+graph::Status graph_costed(graph::Graph* g, const std::string& input_shapes, GraphSummary* out,
+                           std::string* err);
 
 // The local rank and size from PARWIDTH_LOCAL_*, else the launcher's variables
 // (torchrun, Open MPI, MPICH/Hydra, Slurm). Defaults 0 of 1. A launcher that

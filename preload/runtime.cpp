@@ -429,8 +429,25 @@ void membership_note(Runtime& r, const char* what, const char* why, uint64_t t_n
   log::info(1, "node: %s (%s)", what, why);
 }
 
-// Whether a child process of ours runs as a rank that a launcher describes (its
-// environment gives a local rank and size, and ours does not): this process is
+// Whether an environment (NAME=value strings, null-terminated) is a rank's that
+// a launcher describes: a local rank and size from PARWIDTH_LOCAL_* or a
+// launcher's variables (planning::local_share's reading).
+bool env_names_a_rank(char* const envp[]) {
+  const opt::EnvLookup lookup = [envp](const char* name) -> const char* {
+    const size_t n = strlen(name);
+    for (char* const* e = envp; *e; ++e)
+      if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
+    return nullptr;
+  };
+  opt::Options none;
+  int rank = 0, size = 1;
+  std::string from;
+  planning::local_share(none, lookup, &rank, &size, &from);
+  return from != "none";
+}
+
+// Whether a child process of ours runs as a rank that a launcher describes (and
+// ours does not, or this process would not be in the registry): this process is
 // a launcher (torchrun's agent, a script that starts ranks), whose ranks divide
 // the node themselves, so it never counts. Children started by fork and exec
 // are found here; posix_spawn's are seen at the call (spawn_cpus). Reads
@@ -458,18 +475,10 @@ bool children_are_ranks() {
       at = end + 1;
       if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
       if (!cache::file_read_capped("/proc/" + pid + "/environ", 1u << 20, &env, &unused)) continue;
-      const opt::EnvLookup child_env = [&env](const char* name) -> const char* {
-        const size_t n = strlen(name);
-        for (size_t i = 0; i < env.size(); i += strlen(env.c_str() + i) + 1)
-          if (env.compare(i, n, name) == 0 && env.size() > i + n && env[i + n] == '=')
-            return env.c_str() + i + n + 1;
-        return nullptr;
-      };
-      opt::Options none;
-      int rank = 0, size = 1;
-      std::string from;
-      planning::local_share(none, child_env, &rank, &size, &from);
-      found = from != "none";
+      std::vector<char*> envp;  // environ's NUL-separated strings, as an envp
+      for (size_t i = 0; i < env.size(); i += strlen(&env[i]) + 1) envp.push_back(&env[i]);
+      envp.push_back(nullptr);
+      found = env_names_a_rank(envp.data());
     }
   }
   closedir(tasks);
@@ -599,23 +608,24 @@ void activate() {
   if (g_hooks.omp_activate) g_hooks.omp_activate();
   if (r.opt.monitor) {
     // PAPI's verdict is kept beside the machine for the next process of this boot.
-    static std::string papi_cache;
-    papi_cache.clear();
-    if (r.opt.papi != opt::Papi::kOff && r.opt.topology.empty()) {
-      const std::string dir = planning::boot_cache_dir(r.opt);
-      if (!dir.empty()) papi_cache = dir + "/papi.txt";
-    }
+    const std::string& dir = r.planned.boot_dir;
+    const bool keep = r.opt.papi != opt::Papi::kOff && !dir.empty();
+    std::string verdict, unused;
+    if (keep) cache::file_read_capped(dir + "/papi.txt", 4096, &verdict, &unused);
+    const std::string kept = verdict;
     monitor::Hooks h{g_hooks.thread_create ? g_hooks.thread_create() : nullptr,
                      &r.registry,
                      set_omp_cap,
                      r.opt.mode == opt::Mode::kGovern,
                      r.opt.papi != opt::Papi::kOff,
                      r.node_member ? node_tick : nullptr,
-                     papi_cache.empty() ? nullptr : papi_cache.c_str()};
+                     keep ? &verdict : nullptr};
     const topo::Budget& b = r.planned.budget;
     const double cpus =
         b.quota_cpus > 0 && b.quota_cpus < b.cores ? b.quota_cpus : static_cast<double>(b.cores);
     monitor::monitor_start(h, r.opt.monitor_ms, cpus, r.omp_cap.load(), 0);
+    if (keep && !verdict.empty() && verdict != kept)
+      cache::file_write_atomic(dir, "papi.txt", verdict, &unused);
     std::string papi_why;
     if (r.opt.papi == opt::Papi::kOn && !monitor::monitor_papi(&papi_why))
       warn_once("papi", "PARWIDTH_PAPI=on: PAPI counters not used (" + papi_why +
@@ -721,6 +731,17 @@ bool ensure_active() {
 bool governing() {
   return g && g->state.load(std::memory_order_acquire) == kActive &&
          g->opt.mode == opt::Mode::kGovern;
+}
+
+gov::SettingDecision setting_decide(int plan, int current, bool user_set, gov::SettingKind kind) {
+  gov::SettingInput in;
+  in.kind = kind;
+  in.plan = plan;
+  in.current = current;
+  in.user_set = user_set;
+  in.governing = governing();
+  in.override_user = g && g->opt.override_user;
+  return gov::setting_decide(in);
 }
 
 int current_pool() {
@@ -866,22 +887,10 @@ const std::vector<int>& process_cpus() {
 std::vector<int> spawn_cpus(char* const envp[]) {
   if (!g || g->state.load(std::memory_order_acquire) != kActive) return {};
   Runtime& r = *g;
-  if (envp && r.planned.local_from == "none") {
+  if (envp && r.planned.local_from == "none" && env_names_a_rank(envp)) {
     // A launcher spawning its ranks: they divide the node themselves.
-    const opt::EnvLookup child_env = [envp](const char* name) -> const char* {
-      const size_t n = strlen(name);
-      for (char* const* e = envp; *e; ++e)
-        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
-      return nullptr;
-    };
-    opt::Options none;
-    int rank = 0, size = 1;
-    std::string from;
-    planning::local_share(none, child_env, &rank, &size, &from);
-    if (from != "none") {
-      r.launcher.store(true, std::memory_order_relaxed);
-      return r.process_cpus;
-    }
+    r.launcher.store(true, std::memory_order_relaxed);
+    return r.process_cpus;
   }
   return r.process_mask.empty() ? r.process_cpus : r.process_mask;
 }

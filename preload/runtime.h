@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "governor/registry.h"
+#include "governor/setting.h"
 #include "preload/monitor.h"
 #include "preload/options.h"
 #include "preload/planning.h"
@@ -26,6 +27,11 @@ const opt::Options& options();
 // thread's activation: a hook that races it passes through.
 bool ensure_active();
 bool governing();  // active and mode == govern
+
+// governor/setting's decision for a runtime's thread setting, with this
+// process's mode (governing()) and PARWIDTH_OVERRIDE filled in.
+gov::SettingDecision setting_decide(int plan, int current, bool user_set,
+                                    gov::SettingKind kind = gov::SettingKind::kSet);
 
 // The pool of the calling thread (-1: not a pool member).
 int current_pool();

@@ -13,6 +13,9 @@ namespace pw::topo::internal {
 Status file_read(const std::string& path, std::string* out, std::string* err);
 bool path_exists(const std::string& path);
 
+// Linux's largest configurable CPU count: no real machine has more PUs.
+inline constexpr long kMaxPus = 8192;
+
 // One PU as a backend saw it. Keys identify the PU's package and core within one load (-1 when
 // the backend has no such object: the PU is then its own core, the machine one socket).
 struct PuInfo {

@@ -55,10 +55,9 @@ Status machine_build(std::vector<PuInfo> pus, const std::string& source, Machine
 
 namespace {
 
-// Linux's largest configurable CPU count: no real machine has more PUs, and
-// hwloc builds every object of a synthetic description in memory (16x64x64
-// took 8 s and 750 MB).
-constexpr long kMaxSyntheticPus = 8192;
+// No real machine has more than internal::kMaxPus PUs, and hwloc builds every
+// object of a synthetic description in memory (16x64x64 took 8 s and 750 MB).
+constexpr long kMaxSyntheticPus = internal::kMaxPus;
 
 // The number of PUs a synthetic description asks for: the product of its
 // levels' counts ("package:2 core:24 pu:2" -> 96), saturating above the cap;

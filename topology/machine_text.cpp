@@ -11,7 +11,7 @@ namespace pw::topo {
 namespace {
 
 constexpr const char* kHeader = "parwidth-machine 1";
-constexpr size_t kMaxPus = 8192;  // Linux's largest configurable CPU count
+using internal::kMaxPus;
 
 // "a,b,c" of non-negative ints below kMaxPus; false on anything else.
 bool pus_parse(const std::string& s, std::vector<int>* out) {
@@ -21,7 +21,7 @@ bool pus_parse(const std::string& s, std::vector<int>* out) {
     size_t j = i;
     long v = 0;
     while (j < s.size() && s[j] >= '0' && s[j] <= '9' && j - i < 5) v = v * 10 + (s[j++] - '0');
-    if (j == i || v >= static_cast<long>(kMaxPus)) return false;
+    if (j == i || v >= kMaxPus) return false;
     out->push_back(static_cast<int>(v));
     if (j == s.size()) break;
     if (s[j] != ',' || j + 1 == s.size()) return false;
@@ -109,7 +109,8 @@ Status machine_parse(const std::string& text, const std::string& key, Machine* o
       if (socket_key < 0 || !pus_parse(line.substr(5), &v)) return bad("bad core line");
       ++core_key;
       for (int pu : v) {
-        if (pus.size() >= kMaxPus) return bad("more than 8192 PUs");
+        if (pus.size() >= static_cast<size_t>(kMaxPus))
+          return bad("more than " + std::to_string(kMaxPus) + " PUs");
         pus.push_back({pu, socket_key, socket_os, core_key});
       }
     } else {

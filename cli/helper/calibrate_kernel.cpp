@@ -29,8 +29,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include "topology/topology.h"
 
 namespace {
 
@@ -115,39 +118,27 @@ double stream_bytes_per_s() {
 // teams are pinned: the first allowed CPU and the first allowed one that is
 // not its SMT sibling (sysfs says which are). False with fewer than two.
 bool two_cores(int* a, int* b) {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return false;
-  *a = -1;
-  for (int c = 0; c < CPU_SETSIZE && *a < 0; ++c)
-    if (CPU_ISSET(c, &set)) *a = c;
-  if (*a < 0) return false;
-  // thread_siblings_list: "0,48" or "0-1", the CPUs that share a's core.
-  std::vector<char> sibling(CPU_SETSIZE, 0);
+  std::vector<int> allowed, siblings;
+  std::string err;
+  if (pw::topo::affinity_read(&allowed, &err) != pw::topo::Status::kOk || allowed.size() < 2)
+    return false;
+  *a = allowed[0];
   char path[96], list[256] = "";
   snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", *a);
   if (FILE* f = fopen(path, "re")) {
     if (!fgets(list, sizeof list, f)) list[0] = '\0';
     fclose(f);
   }
-  for (char* tok = strtok(list, ",\n"); tok; tok = strtok(nullptr, ",\n")) {
-    int lo = -1, hi = -1;
-    const int got = sscanf(tok, "%d-%d", &lo, &hi);
-    if (got < 1) continue;
-    if (got == 1) hi = lo;
-    for (int c = std::max(0, lo); c <= hi && c < CPU_SETSIZE; ++c)
-      sibling[static_cast<size_t>(c)] = 1;
-  }
-  int other = -1;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (!CPU_ISSET(c, &set) || c == *a) continue;
-    if (!sibling[static_cast<size_t>(c)]) {
+  list[strcspn(list, "\n")] = '\0';
+  if (pw::topo::cpulist_parse(list, &siblings, &err) != pw::topo::Status::kOk) siblings.clear();
+  *b = allowed[1];
+  for (int c : allowed) {
+    if (c != *a && std::find(siblings.begin(), siblings.end(), c) == siblings.end()) {
       *b = c;
-      return true;
+      break;
     }
-    if (other < 0) other = c;
   }
-  *b = other;
-  return other >= 0;
+  return true;
 }
 
 void pin_self(int cpu) {
