@@ -277,7 +277,8 @@ def test_monitor_reads_idle_threads_rarely(tmp_path):
                  REPORT=report, MONITOR_MS=10)
     assert (p.returncode, p.stdout) == (0, "done 800\n"), p.stderr
     m = load(report)["monitor"]
-    assert 20 <= m["samples"] < 3000 / 10 / 4, m
+    # (about 37 samples when nothing else runs; fewer on a loaded machine, never 75)
+    assert 10 <= m["samples"] < 3000 / 10 / 4, m
     # Reading every thread every sample would be 800 per sample.
     assert m["thread_reads"] < m["samples"] * 800 / 4, m
 

@@ -522,9 +522,11 @@ def test_torchrun_ddp_ranks_get_disjoint_cores(tmp_path):
     agents = [r for pid, r in reports.items()
               if pid not in ranks and r["budget"]["local_size"] == 1 and len(r["threads"]) > 1]
     assert agents, "the agent wrote no report"
+    # (A kernel without CONFIG_PROC_CHILDREN cannot show fork+exec children: not checked there.)
+    children_seen = Path(f"/proc/self/task/{os.getpid()}/children").exists()
     for r in agents:
         notes = [(f["value"], f["why"]) for f in r["frameworks"] if f["name"] == "membership"]
-        if notes:
+        if notes and children_seen:
             assert notes[-1][0] == "left" and "launches ranks" in notes[-1][1], notes
             assert [v for v, _ in notes].count("joined") <= 1, notes
     assert not (tmp_path / "reg").exists() or os.listdir(tmp_path / "reg") == []
