@@ -73,7 +73,12 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
   const double dt = static_cast<double>(s.dt_ns);
   const double budget = cfg_.budget_cpus;
   const double waiting = static_cast<double>(s.runq_wait_ns) / dt;
-  const double running = static_cast<double>(s.run_ns) / dt;
+  // The counters' task clock counts the threads and the child processes (inherited
+  // counters); beyond the threads' own run time it is the children's CPU time on our CPUs.
+  const double children = s.have_counters && s.task_clock_ns > s.run_ns
+                              ? static_cast<double>(s.task_clock_ns - s.run_ns) / dt
+                              : 0.0;
+  const double running = static_cast<double>(s.run_ns) / dt + children;
   const double demand = running + waiting;
   const double wait = waiting / budget;
   const double excess = demand > budget ? (demand - budget) / budget : 0;
@@ -103,6 +108,7 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
     a.contention_ratio = contention;
     a.invol_rate = invol;
     a.demand_cpus = demand;
+    a.children_cpus = children;
     a.old_cap = a.new_cap = cap_;
     a.strays = s.strays;
     a.threads = s.threads;
@@ -115,10 +121,16 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
     advised_ = false;
     ++episodes_;
     OversubAction& a = base(ActionKind::kOversubscribed);
-    snprintf(a.text, sizeof a.text,
-             "oversubscribed for %d samples: %.1f runnable threads on %.1f CPUs, %.2f of them "
-             "waiting per CPU, %.0f preemptions/s per CPU",
-             hot_run_, demand, budget, own, invol);
+    if (children > 0.05)
+      snprintf(a.text, sizeof a.text,
+               "oversubscribed for %d samples: %.1f runnable threads (%.1f CPUs of them child "
+               "processes', by the counters) on %.1f CPUs, %.2f waiting per CPU",
+               hot_run_, demand, children, budget, own);
+    else
+      snprintf(a.text, sizeof a.text,
+               "oversubscribed for %d samples: %.1f runnable threads on %.1f CPUs, %.2f of them "
+               "waiting per CPU, %.0f preemptions/s per CPU",
+               hot_run_, demand, budget, own, invol);
     if (cap_ > 1) lower(s, own, invol, &base(ActionKind::kLowerOmpCap));
   } else if (in_ && hot && ++since_lower_ >= cfg_.relower_samples && cap_ > 1) {
     lower(s, own, invol, &base(ActionKind::kLowerOmpCap));
@@ -147,10 +159,16 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
     const char* why = cfg_.fixed_pools > 0 ? "framework thread pools cannot be resized at run time"
                       : cfg_.omp_cap == 0  ? "OpenMP teams are not capped in this process"
                                            : "the OpenMP team cap is already 1";
-    snprintf(a.text, sizeof a.text,
-             "still %.2f threads waiting per CPU and %s: restart with fewer threads "
-             "(PARWIDTH_POOLS / PARWIDTH_INTRA) or give the process more CPUs",
-             own, why);
+    if (children > 0.05)
+      snprintf(a.text, sizeof a.text,
+               "still %.2f waiting per CPU, %s; child processes use %.1f CPUs: start fewer "
+               "of them or of threads",
+               own, why, children);
+    else
+      snprintf(a.text, sizeof a.text,
+               "still %.2f threads waiting per CPU and %s: restart with fewer threads "
+               "(PARWIDTH_POOLS / PARWIDTH_INTRA) or give the process more CPUs",
+               own, why);
   }
 
   // Other processes' load: recorded once per episode; teams keep their size (shrinking them would

@@ -4,6 +4,7 @@
 // lists them in the report's monitor.actions). No /proc, no PAPI, no clock, no allocation: the
 // sampler thread calls step() on every sample.
 //
+// Two sources: /proc (always) and the counters (where PAPI counts, see OversubSample).
 // The signal: run-queue delay per second is the average number of this process's threads that
 // were runnable but not running; divided by the budget's CPUs it is the "wait ratio". 0 means
 // nobody waited; 1 means, on average, one thread waited for every budget CPU. Involuntary switches
@@ -12,7 +13,10 @@
 // Whose fault the waiting is: run time + run-queue delay per second is the average number of
 // this process's runnable threads (its demand). Only the part of the wait ratio that the demand
 // in excess of the budget explains is this process's own oversubscription ("own ratio"), and only
-// that shrinks teams. The rest ("contention ratio") is load from other processes on the same
+// that shrinks teams. Where counters count, the demand is the counters' task clock (threads and
+// child processes) plus the waiting: a process whose forked workers busy its CPUs is
+// oversubscribing them itself, which /proc alone (its threads only) would take for another
+// process's load. The rest ("contention ratio") is load from other processes on the same
 // CPUs: fewer threads here would not make them go away, so it is recorded and nothing changes.
 #pragma once
 
@@ -50,9 +54,13 @@ struct OversubSample {
   uint64_t invol_switches = 0;  // sum of their involuntary switches in the interval
   uint32_t threads = 0;         // threads in the process
   uint32_t strays = 0;          // governed threads whose affinity the program moved off their pool
-  // Event counts in the interval where a counter backend counts them (PAPI): not part of the
-  // decision (they include forked child processes and voluntary switches), copied into each
-  // action so the report shows what the counters said when it acted.
+  // Event counts in the interval where a counter backend counts them (PAPI), copied into each
+  // action so the report shows what the counters said when it acted. The counters are
+  // inherited: they count this process's threads and the child processes it started since
+  // (forked workers, helpers), which run on its CPUs (children inherit the share). Where
+  // they count, the task clock enters the decision: the CPU time of the children is this
+  // process's own demand too (see step()). Their switch counts include voluntary ones and
+  // are reported only.
   bool have_counters = false;
   bool have_hardware = false;
   uint64_t context_switches = 0, cpu_migrations = 0, task_clock_ns = 0;
@@ -78,7 +86,10 @@ struct OversubAction {
   double own_ratio = 0;         // the part of wait_ratio that this process's demand explains
   double contention_ratio = 0;  // the rest: other processes' load on the same CPUs
   double invol_rate = 0;        // involuntary switches per second per budget CPU
-  double demand_cpus = 0;       // this process's runnable threads on average (run + wait)
+  double demand_cpus = 0;       // this process's runnable threads on average (run + wait),
+                                // its child processes' CPUs included where counters count them
+  double children_cpus = 0;     // of which child processes' CPU time (counters' task clock
+                                // beyond the threads' run time; 0 without counters)
   int old_cap = 0;              // OpenMP cap before / after (equal when unchanged)
   int new_cap = 0;
   uint32_t strays = 0;

@@ -303,6 +303,7 @@ std::string monitor_json() {
     w.key("contention_ratio").value(a.contention_ratio);
     w.key("invol_rate").value(a.invol_rate);
     w.key("demand_cpus").value(a.demand_cpus);
+    w.key("children_cpus").value(a.children_cpus);
     w.key("old_cap").value(a.old_cap);
     w.key("new_cap").value(a.new_cap);
     w.key("strays").value(static_cast<long long>(a.strays));

@@ -145,6 +145,40 @@ def test_other_users_load_is_contention_and_keeps_the_team(tmp_path):
     assert c["contention_ratio"] >= 0.25, c
 
 
+FORKED = BIN / "forked_workers"
+
+
+@pytest.mark.skipif(CORES < 2, reason="needs at least 2 CPUs")
+@pytest.mark.parametrize("papi", ["auto", "off"])
+def test_forked_workers_load_is_own_where_the_counters_count_it(tmp_path, papi):
+    # A team that fills the budget and, forked after it started, two busy worker processes per
+    # CPU (a data loader's, say) on the same CPUs. /proc sees only the process's threads: they
+    # wait, but their own demand is within the budget, so it reads as other processes' load
+    # (contention, team kept). The inherited counters also count the children: with them the
+    # waiting is the process's own, it is flagged and its team cap lowered.
+    if papi == "auto" and papi_state()["backend"] != "papi+proc":
+        pytest.skip("PAPI's perf_event component does not count here")
+    report = tmp_path / "r.json"
+    p = run([FORKED, 2 * CORES, 3], REPORT=report, PAPI=papi)
+    assert p.returncode == 0, p.stderr
+    m = load(report)["monitor"]
+    kinds = [a["kind"] for a in m["actions"]]
+    if papi == "off":
+        assert m["backend"] == "proc"
+        assert m["oversubscribed"] is False and "lower_omp_cap" not in kinds, json.dumps(m)
+        assert m["contention"] is True, json.dumps(m)
+        assert all(a["children_cpus"] == 0 for a in m["actions"])
+        return
+    assert m["backend"] == "papi+proc", m["papi"]
+    assert m["oversubscribed"] is True, json.dumps(m)
+    flagged = next(a for a in m["actions"] if a["kind"] == "oversubscribed")
+    assert flagged["children_cpus"] >= 0.25 * CORES, flagged
+    assert flagged["demand_cpus"] > CORES + flagged["children_cpus"] * 0.5, flagged
+    assert "child processes" in flagged["text"], flagged
+    assert flagged["counters"]["task_clock_cpus"] > flagged["children_cpus"], flagged
+    assert "lower_omp_cap" in kinds and m["omp_cap"] < CORES, json.dumps(m)
+
+
 def test_observe_mode_records_but_does_not_lower_the_cap(tmp_path):
     r = oversubscribing(tmp_path, MODE="observe")
     m = r["monitor"]

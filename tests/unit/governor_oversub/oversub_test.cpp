@@ -271,6 +271,60 @@ TEST(Oversub, CountersOfTheTriggeringSampleAreInTheAction) {
   EXPECT_EQ(r.actions[0].counters.task_clock_ns, 200000000u);
 }
 
+// The same /proc numbers as contention above (each of our 2 threads runs half the time and
+// waits the other half), but the counters' task clock says child processes of this one (forked
+// workers, which run on its CPUs) kept 1.4 CPUs busy beside its threads: the load is its own.
+// /proc alone calls it contention and keeps the cap; with the counters it is oversubscription,
+// and the children's CPUs are in the action.
+TEST(Oversub, ChildProcessesCountedByTheCountersAreOwnDemand) {
+  auto with_children = [](int i, bool counters) {
+    OversubSample s = sample(i, 1.2, 0, 0, 1.0);
+    s.have_counters = counters;
+    s.task_clock_ns = static_cast<uint64_t>(2.4 * kPeriod);  // threads 1.0 + children 1.4
+    return s;
+  };
+  OversubDetector proc_only(two_cores(4)), both(two_cores(4));
+  std::vector<OversubSample> p, c;
+  for (int i = 0; i < 20; ++i) {
+    p.push_back(with_children(i, false));
+    c.push_back(with_children(i, true));
+  }
+  Trace rp = feed(proc_only, p);
+  EXPECT_EQ(rp.first_flagged, -1);
+  EXPECT_EQ(count(rp, ActionKind::kContention), 1);
+  EXPECT_EQ(proc_only.omp_cap(), 4);
+  EXPECT_NEAR(proc_only.summary().max_own_ratio, 0.1, 1e-9);  // demand 2.2: 0.1 over budget
+
+  Trace rc = feed(both, c);
+  EXPECT_EQ(rc.first_flagged, both.config().enter_samples - 1);
+  ASSERT_GE(count(rc, ActionKind::kLowerOmpCap), 1);
+  const OversubAction& flag = rc.actions[0];
+  EXPECT_EQ(flag.kind, ActionKind::kOversubscribed);
+  EXPECT_NEAR(flag.children_cpus, 1.4, 1e-9);
+  EXPECT_NEAR(flag.demand_cpus, 3.6, 1e-9);
+  EXPECT_NEAR(flag.own_ratio, 0.6, 1e-9);  // all of the wait: demand is 0.8 over budget
+  EXPECT_NE(std::string(flag.text).find("child processes"), std::string::npos) << flag.text;
+  EXPECT_LT(both.omp_cap(), 4);
+  EXPECT_EQ(count(rc, ActionKind::kContention), 0);
+}
+
+// A task clock below the threads' run time (a counter the kernel multiplexed, or one that
+// counts less than schedstat) never lowers the demand: the counters only add what /proc
+// cannot see.
+TEST(Oversub, CountersNeverLowerTheDemand) {
+  OversubDetector d(two_cores(4));
+  OversubSample s = sample(0, 3.0, 0, 0, 2.0);
+  s.have_counters = true;
+  s.task_clock_ns = kPeriod / 2;
+  OversubAction a[kMaxActions];
+  d.step(s, a, kMaxActions);
+  d.step(s, a, kMaxActions);
+  const size_t n = d.step(s, a, kMaxActions);
+  ASSERT_GE(n, 1u);
+  EXPECT_DOUBLE_EQ(a[0].demand_cpus, 5.0);
+  EXPECT_DOUBLE_EQ(a[0].children_cpus, 0.0);
+}
+
 TEST(Oversub, BadConfigAndEmptySamplesAreHarmless) {
   OversubConfig c;
   c.budget_cpus = 0;
