@@ -6,11 +6,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace pw::gov {
 namespace {
 
-constexpr double kBuiltinFlopsPerS = 2.5e10;
+constexpr double kBuiltinFlopsPerS = 2.5e10;  // where cpuinfo gives no clock or vector width
+constexpr double kBuiltinPeakShare = 0.8;     // of two FMA units' peak, where it does
+// Wake-ups across cores in a virtual machine's guest (an IPI is a hypervisor exit).
+constexpr double kGuestWakeS = 4e-5;
+constexpr double kGuestNotifyS = 1.4e-5;
 // What an oversubscribed team loses per operator and extra thread per core:
 // a fraction of a scheduler time slice (Linux's minimum granularity is 0.75-3 ms).
 constexpr double kBuiltinSliceS = 5e-5;
@@ -23,9 +28,9 @@ constexpr size_t kMaxRows = 64;
 // cores the time slices: each extra thread per core costs half the compute
 // again (a preempted thread stalls the whole team at the next barrier) and a
 // scheduler slice share at every operator.
-double builtin_seconds(double flops, int t, int cores) {
+double builtin_seconds(double flops, int t, int cores, double flops_per_s) {
   const int busy = std::min(t, cores);
-  double s = flops / (kBuiltinFlopsPerS * busy);
+  double s = flops / (flops_per_s * busy);
   if (t > cores) {
     const double extra = static_cast<double>(t - cores) / cores;
     s = s * (1.0 + 0.5 * extra) + kBuiltinSliceS * extra;
@@ -79,15 +84,63 @@ bool parse_row(const std::string& s, SizeRow* row) {
 
 }  // namespace
 
-MachineModel builtin_model(int cores) {
+CpuTraits cpu_traits_parse(const std::string& cpuinfo) {
+  CpuTraits t;
+  // The first CPU's block: up to the first blank line.
+  const size_t end = cpuinfo.find("\n\n");
+  const std::string first = cpuinfo.substr(0, end);
+  auto field = [&](const char* name) -> std::string {
+    size_t at = 0;
+    const size_t len = strlen(name);
+    while ((at = first.find(name, at)) != std::string::npos) {
+      if (at == 0 || first[at - 1] == '\n') {
+        size_t k = at + len;
+        while (k < first.size() && (first[k] == ' ' || first[k] == '\t')) ++k;
+        if (k < first.size() && first[k] == ':') {
+          const size_t nl = first.find('\n', k);
+          return first.substr(k + 1, nl == std::string::npos ? std::string::npos : nl - k - 1);
+        }
+      }
+      at += len;
+    }
+    return "";
+  };
+  const std::string flags = " " + field("flags") + " ";
+  auto has = [&](const char* f) {
+    return flags.find(std::string(" ") + f + " ") != std::string::npos;
+  };
+  t.hypervisor = has("hypervisor");
+  if (has("avx512f"))
+    t.vector_bits = 512;
+  else if (has("avx2") && has("fma"))
+    t.vector_bits = 256;
+  const std::string mhz = field("cpu MHz");
+  char* e = nullptr;
+  const double v = strtod(mhz.c_str(), &e);
+  if (e != mhz.c_str() && std::isfinite(v) && v >= 100 && v <= 10000) t.mhz = v;
+  return t;
+}
+
+MachineModel builtin_model(int cores, const CpuTraits& cpu) {
   MachineModel m;
   m.cores = std::max(1, cores);
   m.source = "builtin";
-  m.detail = "built-in model for " + std::to_string(m.cores) + " core(s)";
+  double rate = kBuiltinFlopsPerS;
+  if (cpu.mhz > 0 && cpu.vector_bits > 0)
+    rate = kBuiltinPeakShare * cpu.mhz * 1e6 * 2 /* units */ * 2 /* FMA */ * (cpu.vector_bits / 32);
+  if (cpu.hypervisor) {
+    m.wake_s = kGuestWakeS;
+    m.notify_s = kGuestNotifyS;
+  }
+  char buf[160];
+  snprintf(buf, sizeof buf, "built-in model for %d core(s), %.2g FLOP/s per core%s", m.cores, rate,
+           cpu.hypervisor ? ", virtual machine's wake-up costs" : "");
+  m.detail = buf;
   for (double f = 1e4; f <= 1e10; f *= 10) {
     SizeRow r;
     r.flops = f;
-    for (int t = 1; t <= 2 * m.cores; ++t) r.seconds.push_back(builtin_seconds(f, t, m.cores));
+    for (int t = 1; t <= 2 * m.cores; ++t)
+      r.seconds.push_back(builtin_seconds(f, t, m.cores, rate));
     m.rows.push_back(std::move(r));
   }
   return m;

@@ -38,21 +38,37 @@ struct MachineModel {
   std::vector<SizeRow> rows;  // ascending flops, same team count in each
 };
 
+// What /proc/cpuinfo says about the CPU that the built-in model can use.
+struct CpuTraits {
+  bool hypervisor = false;  // the "hypervisor" flag: a virtual machine's guest
+  int vector_bits = 0;      // widest FMA vectors: 512 (avx512f), 256 (avx2 + fma); 0 unknown
+  double mhz = 0;           // the first CPU's "cpu MHz"; 0 unknown
+};
+// Parses /proc/cpuinfo's text (x86 fields; other architectures give unknowns).
+CpuTraits cpu_traits_parse(const std::string& cpuinfo);
+
 // The built-in model for `cores` physical cores, used while no calibration is
-// stored. Per core 2.5e10 FLOP/s at large sizes; a team of t <= cores threads
+// stored. Per core at large sizes: where cpuinfo gives the clock and the FMA
+// vector width, 80% of two FMA units' peak (0.8 x clock x 2 units x 2 x
+// float lanes: 1.33e11 FLOP/s for AVX-512 at 2.6 GHz, where oneDNN's sgemm
+// measured 1.7e11 on one core of a KVM Xeon, with turbo), else 2.5e10 FLOP/s;
+// a team of t <= cores threads
 // runs an operator of f FLOPs in
 //   f / (2.5e10 * t) + 1e-6 * ceil(log2 t) (fork/join) + 4e-7 * t (per-thread setup)
 // with its threads awake; an oversubscribed team (t > cores) gets the cores'
 // throughput, and each extra thread per core, x = (t - cores) / cores, adds
 // half the compute again and 50 us (a share of a scheduler slice: preempted
 // threads stall the team's barriers). Waking a sleeping thread costs
-// wake_s = 10 us (a futex wake and a context switch, as on a virtual machine;
-// bare metal is nearer 3-5 us): every operator on a team of t > 1 pays it
-// (op_seconds), and so does an operator that an idle inter-op pool must wake
-// up for (simulate); signalling a sleeping pool costs its signaller
-// notify_s = 5 us. A calibration measures all of these on this budget, with
-// the two threads pinned to two cores, as governed pools and teams are.
-MachineModel builtin_model(int cores);
+// wake_s = 10 us (a futex wake and a context switch; bare metal is nearer
+// 3-5 us): every operator on a team of t > 1 pays it (op_seconds), and so does
+// an operator that an idle inter-op pool must wake up for (simulate);
+// signalling a sleeping pool costs its signaller notify_s = 5 us. In a
+// virtual machine's guest (the hypervisor flag) a wake-up on another core is
+// an inter-processor interrupt, an exit to the hypervisor: wake_s = 40 us and
+// notify_s = 14 us (measured by `parwidth calibrate` on KVM guests, pinned).
+// A calibration measures all of these on this budget, with the two threads
+// pinned to two cores, as governed pools and teams are.
+MachineModel builtin_model(int cores, const CpuTraits& cpu = {});
 
 // Seconds for one operator of `flops` FLOPs and `bytes` bytes moved on a team
 // of `threads` threads, alone on the budget: the dispatch overhead, the

@@ -190,25 +190,34 @@ bool file_write_atomic(const std::string& dir, const std::string& name, const st
   return ok;
 }
 
+gov::CpuTraits cpu_traits() {
+  // The first CPU's block is at the start: 16 KiB holds it, and the kernel
+  // then formats only the first few CPUs' text.
+  std::string text, why;
+  file_read_capped("/proc/cpuinfo", 16 << 10, &text, &why);
+  return gov::cpu_traits_parse(text);
+}
+
 gov::MachineModel calibration_load(const std::string& dir, const std::string& machine,
                                    const std::string& budget, int cores, int64_t now, bool* found,
                                    std::string* warning) {
   *found = false;
   warning->clear();
-  if (dir.empty()) return gov::builtin_model(cores);
+  auto builtin = [cores] { return gov::builtin_model(cores, cpu_traits()); };
+  if (dir.empty()) return builtin();
   const std::string path = dir + "/" + calibration_name(machine, budget);
   std::string text, why;
   if (!file_read_capped(path, gov::kCalibrationMaxBytes, &text, &why)) {
     if (why != strerror(ENOENT))
       *warning = "calibration " + path + " unreadable (" + why + "); using the built-in model";
-    return gov::builtin_model(cores);
+    return builtin();
   }
   gov::Calibration c;
   const gov::CalibrationStatus st = gov::calibration_parse(text, machine, budget, now, &c, &why);
   if (st != gov::CalibrationStatus::kOk) {
     *warning = "calibration " + path + " " + gov::calibration_status_name(st) + " (" + why +
                "); using the built-in model (rerun `parwidth calibrate`)";
-    return gov::builtin_model(cores);
+    return builtin();
   }
   *found = true;
   c.model.detail += " (" + path + ")";

@@ -50,6 +50,9 @@ bool file_write_atomic(const std::string& dir, const std::string& name, const st
 // valid one, else the built-in model. *warning is set (one line) when a file
 // exists but is corrupt, foreign, for another budget, stale, or unreadable;
 // *found says whether a valid calibration was used.
+// This CPU's traits for the built-in model (governor/machine_model.h), from /proc/cpuinfo.
+gov::CpuTraits cpu_traits();
+
 gov::MachineModel calibration_load(const std::string& dir, const std::string& machine,
                                    const std::string& budget, int cores, int64_t now, bool* found,
                                    std::string* warning);

@@ -93,6 +93,55 @@ TEST(Calibration, FileWithoutWakeOrNotifyKeepsTheDefault) {
   }
 }
 
+// /proc/cpuinfo's first CPU block decides the built-in model's rate and wake-up costs.
+TEST(BuiltinModel, CpuTraitsFromCpuinfo) {
+  const std::string kvm =
+      "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu MHz\t\t: 2600.000\n"
+      "flags\t\t: fpu sse2 fma avx hypervisor avx2 avx512f avx512dq\n\n"
+      "processor\t: 1\ncpu MHz\t\t: 1.000\nflags\t\t: fpu\n\n";
+  CpuTraits t = cpu_traits_parse(kvm);
+  EXPECT_TRUE(t.hypervisor);
+  EXPECT_EQ(t.vector_bits, 512);
+  EXPECT_DOUBLE_EQ(t.mhz, 2600);
+  t = cpu_traits_parse("processor\t: 0\ncpu MHz\t\t: 3000.5\nflags\t\t: sse2 avx avx2 fma\n\n");
+  EXPECT_FALSE(t.hypervisor);
+  EXPECT_EQ(t.vector_bits, 256);
+  EXPECT_DOUBLE_EQ(t.mhz, 3000.5);
+  // avx2 without fma, a flag that only starts like one, an arm64 block, garbage: unknowns.
+  t = cpu_traits_parse("cpu MHz : 2000\nflags : avx2 avx512fx hypervisorx\n");
+  EXPECT_EQ(t.vector_bits, 0);
+  EXPECT_FALSE(t.hypervisor);
+  t = cpu_traits_parse("processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd\n");
+  EXPECT_EQ(t.vector_bits, 0);
+  EXPECT_EQ(t.mhz, 0);
+  t = cpu_traits_parse(std::string("cpu MHz : nan\n\0\xff", 16));
+  EXPECT_EQ(t.mhz, 0);
+  EXPECT_EQ(cpu_traits_parse("").vector_bits, 0);
+}
+
+TEST(BuiltinModel, TraitsSetTheRateAndTheGuestsWakeUps) {
+  const MachineModel plain = builtin_model(2);
+  CpuTraits t;
+  t.mhz = 2600;
+  t.vector_bits = 512;
+  const MachineModel fast = builtin_model(2, t);
+  t.hypervisor = true;
+  const MachineModel guest = builtin_model(2, t);
+  // 0.8 x 2 units x 2 (FMA) x 16 lanes x 2.6 GHz = 1.33e11 FLOP/s: a large operator on one
+  // thread takes its FLOPs over that rate (plus the small fixed costs).
+  const double f = 1e10;
+  EXPECT_NEAR(op_seconds(fast, f, 0, 1), f / 1.3312e11, 1e-4);
+  EXPECT_NEAR(op_seconds(plain, f, 0, 1), f / 2.5e10, 1e-3);
+  EXPECT_DOUBLE_EQ(fast.wake_s, plain.wake_s);
+  EXPECT_DOUBLE_EQ(guest.wake_s, 4e-5);
+  EXPECT_DOUBLE_EQ(guest.notify_s, 1.4e-5);
+  EXPECT_GT(guest.wake_s, plain.wake_s);
+  EXPECT_NE(guest.detail.find("virtual machine"), std::string::npos) << guest.detail;
+  // Unknown clock or width: the plain rate.
+  t.mhz = 0;
+  EXPECT_DOUBLE_EQ(op_seconds(builtin_model(2, t), f, 0, 1), op_seconds(plain, f, 0, 1));
+}
+
 TEST(Calibration, OtherMachineOtherBudgetStale) {
   Calibration out;
   std::string why;
