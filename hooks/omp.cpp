@@ -39,9 +39,9 @@ std::atomic<bool> g_libomp_own_binding{false};
 // system libomp and a wheel's private copy).
 constexpr int kRuntimes = 4;
 std::atomic<void*> g_libomp_told[kRuntimes];
-RealSlot g_kmp_set_defaults{"kmp_set_defaults", nullptr, false};
-RealSlot g_omp_get_level{"omp_get_level", nullptr, false};
-RealSlot g_omp_get_num_procs{"omp_get_num_procs", nullptr, false};
+RealSlot g_kmp_set_defaults{"kmp_set_defaults", nullptr};
+RealSlot g_omp_get_level{"omp_get_level", nullptr};
+RealSlot g_omp_get_num_procs{"omp_get_num_procs", nullptr};
 
 // The OpenMP API that reads a thread's affinity or the places: with
 // KMP_AFFINITY=disabled libomp 14 aborts in omp_display_affinity /

@@ -7,13 +7,13 @@
 #include <link.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 #include "hooks/dynsym.h"
 #include "hooks/slots.h"
 
-#define PW_BIND(name, version, required) \
-  ::pw::hooks::RealSlot PW_REAL_SLOT(name){#name, version, required};
+#define PW_BIND(name, version) ::pw::hooks::RealSlot PW_REAL_SLOT(name){#name, version};
 #include "hooks/bind_list.h"
 #undef PW_BIND
 
@@ -21,7 +21,7 @@ namespace pw::hooks {
 namespace {
 
 RealSlot* const kSlots[] = {
-#define PW_BIND(name, version, required) &PW_REAL_SLOT(name),
+#define PW_BIND(name, version) &PW_REAL_SLOT(name),
 #include "hooks/bind_list.h"
 #undef PW_BIND
 };
@@ -184,39 +184,70 @@ void* lookup_from(const char* name, const struct link_map* map) {
   return any.found;
 }
 
+// Per-caller originals, for every slot, in one table: open addressing over
+// (slot, calling object), at most kProbe places per key, so a lookup costs
+// the same whatever the number of objects that call hooks. Entries are written
+// under a sequence number (odd while a writer fills one) and read
+// optimistically; a full neighbourhood gives up its first place. kTable
+// places hold far more (slot, object) pairs than a process has: an evicted
+// pair is only looked up again.
+struct Entry {
+  std::atomic<unsigned> seq{0};
+  std::atomic<const RealSlot*> slot{nullptr};
+  std::atomic<const void*> obj{nullptr};
+  std::atomic<void*> fn{nullptr};
+  std::atomic<unsigned long long> adds{0}, subs{0};
+};
+constexpr size_t kTable = 4096;  // a power of two
+constexpr size_t kProbe = 8;
+Entry g_table[kTable];
+std::atomic<unsigned long long> g_lookups{0};
+
+size_t home_of(const RealSlot* slot, const void* map) {
+  uint64_t h = reinterpret_cast<uintptr_t>(slot) * 0x9e3779b97f4a7c15ull;
+  h ^= reinterpret_cast<uintptr_t>(map) + 0x7f4a7c159e3779b9ull + (h << 6) + (h >> 2);
+  h ^= h >> 29;
+  return static_cast<size_t>(h) & (kTable - 1);
+}
+
 // The cached original of `slot` for `map`, when its entry still holds.
-bool cached(RealSlot* slot, const void* map, const LoadCount& now, void** fn, void* not_found) {
-  for (RealSlot::Local& e : slot->local) {
+bool cached(const RealSlot* slot, const void* map, const LoadCount& now, void** fn,
+            void* not_found) {
+  const size_t home = home_of(slot, map);
+  for (size_t k = 0; k < kProbe; ++k) {
+    Entry& e = g_table[(home + k) & (kTable - 1)];
     const unsigned s1 = e.seq.load(std::memory_order_acquire);
     if (s1 & 1u) continue;
+    const RealSlot* sl = e.slot.load(std::memory_order_acquire);
+    if (!sl) return false;  // never written: the key is not further on either
     const void* obj = e.obj.load(std::memory_order_acquire);
     void* f = e.fn.load(std::memory_order_acquire);
     const unsigned long long adds = e.adds.load(std::memory_order_acquire);
     const unsigned long long subs = e.subs.load(std::memory_order_acquire);
     std::atomic_thread_fence(std::memory_order_acquire);
     if (e.seq.load(std::memory_order_relaxed) != s1) continue;
-    if (obj != map || !f || subs != now.subs) continue;
-    if (f == not_found && adds != now.adds) continue;
+    if (sl != slot || obj != map) continue;
+    if (!f || subs != now.subs) return false;
+    if (f == not_found && adds != now.adds) return false;
     *fn = f == not_found ? nullptr : f;
     return true;
   }
   return false;
 }
 
-void cache_store(RealSlot* slot, const void* map, const LoadCount& now, void* fn) {
-  RealSlot::Local* e = nullptr;
-  for (RealSlot::Local& x : slot->local)
-    if (x.obj.load(std::memory_order_relaxed) == map) e = &x;
-  if (!e)
-    for (RealSlot::Local& x : slot->local)
-      if (!x.obj.load(std::memory_order_relaxed)) {
-        e = &x;
-        break;
-      }
-  if (!e) e = &slot->local[slot->next.fetch_add(1, std::memory_order_relaxed) % RealSlot::kLocal];
+void cache_store(const RealSlot* slot, const void* map, const LoadCount& now, void* fn) {
+  const size_t home = home_of(slot, map);
+  Entry* e = nullptr;
+  for (size_t k = 0; k < kProbe && !e; ++k) {
+    Entry& x = g_table[(home + k) & (kTable - 1)];
+    const RealSlot* sl = x.slot.load(std::memory_order_relaxed);
+    if (!sl || (sl == slot && x.obj.load(std::memory_order_relaxed) == map)) e = &x;
+  }
+  if (!e) e = &g_table[home];
   unsigned s = e->seq.load(std::memory_order_relaxed);
   // Another writer has it: leave the entry to that one.
   if ((s & 1u) || !e->seq.compare_exchange_strong(s, s + 1, std::memory_order_acquire)) return;
+  e->slot.store(slot, std::memory_order_relaxed);
   e->obj.store(map, std::memory_order_relaxed);
   e->fn.store(fn, std::memory_order_relaxed);
   e->adds.store(now.adds, std::memory_order_relaxed);
@@ -255,9 +286,14 @@ void* real_for_caller(RealSlot* slot, const void* caller_pc) {
   const LoadCount now = load_count();
   void* f = nullptr;
   if (map && cached(slot, map, now, &f, &not_found)) return f;
+  g_lookups.fetch_add(1, std::memory_order_relaxed);
   f = lookup_from(slot->name, map);
   if (map) cache_store(slot, map, now, f ? f : &not_found);
   return f;
+}
+
+unsigned long long real_lookups() {
+  return g_lookups.load(std::memory_order_relaxed);
 }
 
 const char* object_name_of(const void* pc) {

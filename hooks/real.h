@@ -10,28 +10,22 @@ namespace pw::hooks {
 // One per hook. `global` is the definition found through RTLD_NEXT (the
 // global scope after us), bound once, in the constructor. When there is none,
 // the definition is looked up per calling object (reading the loaded objects'
-// symbol tables, no loader calls) and cached in `local`: an entry holds for
-// its object while no object has been unloaded since (the loader reuses a
-// closed object's link_map for the next one), and a "not found" only while
+// symbol tables, no loader calls) and cached in one table for all slots,
+// keyed by (slot, calling object): an entry holds while no object has been
+// unloaded since it was written (the loader reuses a closed object's
+// link_map and addresses for the next one), and a "not found" only while
 // nothing has been loaded either.
 struct RealSlot {
-  constexpr RealSlot(const char* n, const char* v, bool r) : name(n), version(v), required(r) {}
+  constexpr RealSlot(const char* n, const char* v) : name(n), version(v) {}
   const char* name;
   const char* version;  // glibc symbol version to ask for first, or nullptr
-  bool required;        // a missing required original is reported by name
   std::atomic<void*> global{nullptr};
   std::atomic<bool> bound{false};
-  // Written under `seq` (odd while a writer fills it), read optimistically.
-  struct Local {
-    std::atomic<unsigned> seq{0};
-    std::atomic<const void*> obj{nullptr};
-    std::atomic<void*> fn{nullptr};
-    std::atomic<unsigned long long> adds{0}, subs{0};
-  };
-  static constexpr int kLocal = 8;
-  Local local[kLocal];
-  std::atomic<unsigned> next{0};
 };
+
+// How many times a per-caller original was looked up in the loaded objects'
+// symbol tables (the slow path; a cached answer does not count).
+unsigned long long real_lookups();
 
 // Binds every slot in bind_list.h (idempotent, thread-safe; cheap after the
 // first call). Called from the constructor: dlsym takes the loader's lock,

@@ -11,8 +11,8 @@ namespace {
 // lock is ours anyway: a hook never calls dlsym later.
 __attribute__((constructor(101))) void hooks_register_at_load() {
   pw::hooks::bind_all();
-  pw::rt::hooks_register(
-      {pw::hooks::omp_on_activate, pw::hooks::real_pthread_create, pw::hooks::bind_exec});
+  pw::rt::hooks_register({pw::hooks::omp_on_activate, pw::hooks::real_pthread_create,
+                          pw::hooks::bind_exec, pw::hooks::real_lookups});
 }
 
 }  // namespace

@@ -38,13 +38,13 @@ struct Buffer {
 };
 
 // Helpers of the C API we call (not hooks): found the way the caller finds them.
-RealSlot g_new_buffer{"TF_NewBuffer", nullptr, false};
-RealSlot g_delete_buffer{"TF_DeleteBuffer", nullptr, false};
-RealSlot g_new_status{"TF_NewStatus", nullptr, false};
-RealSlot g_delete_status{"TF_DeleteStatus", nullptr, false};
-RealSlot g_get_code{"TF_GetCode", nullptr, false};
-RealSlot g_graph_to_graphdef{"TF_GraphToGraphDef", nullptr, false};
-RealSlot g_function_to_fdef{"TF_FunctionToFunctionDef", nullptr, false};
+RealSlot g_new_buffer{"TF_NewBuffer", nullptr};
+RealSlot g_delete_buffer{"TF_DeleteBuffer", nullptr};
+RealSlot g_new_status{"TF_NewStatus", nullptr};
+RealSlot g_delete_status{"TF_DeleteStatus", nullptr};
+RealSlot g_get_code{"TF_GetCode", nullptr};
+RealSlot g_graph_to_graphdef{"TF_GraphToGraphDef", nullptr};
+RealSlot g_function_to_fdef{"TF_FunctionToFunctionDef", nullptr};
 
 template <typename F>
 F helper(RealSlot* slot, const void* pc) {

@@ -137,6 +137,11 @@ std::string report_json(const Input& in) {
   w.key("threads_ended").value(static_cast<long long>(in.threads_ended));
   w.key("threads_unlisted").value(static_cast<long long>(in.threads_unlisted));
   w.key("openmp").begin_object().key("team_cap").value(in.omp_cap).end_object();
+  w.key("hooks")
+      .begin_object()
+      .key("originals_looked_up")
+      .value(static_cast<long long>(in.originals_looked_up))
+      .end_object();
   w.key("frameworks").begin_array();
   for (const Framework& f : in.frameworks) {
     w.begin_object();

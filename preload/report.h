@@ -33,6 +33,9 @@ struct Input {
   std::vector<gov::ThreadRecord> threads;
   size_t threads_ended = 0;     // threads that exited, listed or not
   size_t threads_unlisted = 0;  // ended threads beyond those listed
+  // Originals looked up per calling object in the loaded objects' symbol tables (hooks/real:
+  // each (hook, object) pair once while nothing is unloaded; the rest are cached).
+  unsigned long long originals_looked_up = 0;
   int omp_cap = 0;
   std::vector<Framework> frameworks;
   std::vector<Pool> pools;

@@ -1069,6 +1069,7 @@ void on_exit() {
   }
   in.threads_ended = r.registry.ended();
   in.threads_unlisted = r.registry.ended_unlisted();
+  in.originals_looked_up = g_hooks.real_lookups ? g_hooks.real_lookups() : 0;
   in.omp_cap = r.omp_cap.load();
   in.forked_child = r.forked_child;
   in.monitor_json = monitor::monitor_json();

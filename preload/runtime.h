@@ -111,6 +111,7 @@ struct HookEntries {
   void (*omp_activate)();                      // before any OpenMP runtime binds threads
   monitor::ThreadCreateFn (*thread_create)();  // the real pthread_create, for the monitor
   void (*exec_bind)();                         // the exec hooks' originals (selected processes)
+  unsigned long long (*real_lookups)();        // per-caller originals looked up (the slow path)
 };
 void hooks_register(const HookEntries& entries);
 void hooks_bind_exec();  // calls the registered exec_bind, if any

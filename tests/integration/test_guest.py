@@ -227,6 +227,28 @@ def test_a_plugin_loaded_after_another_closed_reaches_its_own_runtime(tmp_path):
     assert [r[1] for r in rounds] == ["3"] * 4, p.stdout
 
 
+def test_originals_for_many_calling_objects_are_looked_up_once_each(tmp_path):
+    # 24 plug-ins, each reaching libgomp only through itself (RTLD_LOCAL), each running
+    # parallel regions round by round. The hooks find each plug-in's originals in the loaded
+    # objects' symbol tables once per (hook, plug-in); the cache used to hold 8 objects per
+    # hook, so from the 9th plug-in on every region searched again (thousands of lookups).
+    b = BIN.parent / "lib" / "libpw_sum_b.so"
+    copies = []
+    for i in range(24):
+        c = tmp_path / f"libpw_sum_copy{i}.so"
+        c.write_bytes(b.read_bytes())
+        copies.append(c)
+    report = tmp_path / "r.json"
+    rounds = 40
+    p = governed([BIN / "many_plugins", rounds, *copies], tmp_path, timeout=60, REPORT=report)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == f"plugins 24 rounds {rounds} teams 3\n", p.stdout
+    looked_up = load(report)["hooks"]["originals_looked_up"]
+    # A few hooks per plug-in (omp_set_num_threads, the region's entry, omp_get_level ...):
+    # bounded by the plug-ins, not by the 24 x 40 regions.
+    assert 0 < looked_up <= 24 * 8, looked_up
+
+
 def test_unshare_of_the_user_namespace_works_as_bare(tmp_path):
     # The kernel refuses unshare(CLONE_NEWUSER) in a multi-threaded process:
     # the monitor thread steps out for the call.
