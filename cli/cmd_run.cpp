@@ -128,7 +128,9 @@ int pw_cmd_run(int argc, char** argv) {
     return 2;
   }
   // Reject values the preload would only warn about: here a person is typing.
-  for (const auto& [var, val] : sets) {
+  for (const auto& set : sets) {
+    const std::string& var = set.first;
+    const std::string& val = set.second;
     std::vector<std::string> warns;
     pw::opt::options_parse([&](const char* n) { return var == n ? val.c_str() : nullptr; }, &warns);
     if (!warns.empty()) {

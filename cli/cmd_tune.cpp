@@ -285,8 +285,7 @@ int pw_cmd_tune(int argc, char** argv) {
         Candidate& c = cands[i];
         if (static_cast<int>(c.runs.size()) >= target) continue;
         if (measured >= must && !durations.empty()) {
-          std::vector<double> d = durations;
-          if (elapsed() + summarize(d).median > budget_s) {
+          if (elapsed() + summarize(durations).median > budget_s) {
             out_of_time = true;
             break;
           }

@@ -77,7 +77,7 @@ bool parse_row(const std::string& s, SizeRow* row) {
     if (!parse_double(p + 1, &end, &v) || v <= 0 || v > 1e4) return false;
     row->seconds.push_back(v);
     p = end;
-    if (row->seconds.size() > 2 * kMaxCores) return false;
+    if (row->seconds.size() > 2 * static_cast<size_t>(kMaxCores)) return false;
   }
   return *p == '\0' && !row->seconds.empty();
 }
@@ -127,7 +127,8 @@ MachineModel builtin_model(int cores, const CpuTraits& cpu) {
   m.source = "builtin";
   double rate = kBuiltinFlopsPerS;
   if (cpu.mhz > 0 && cpu.vector_bits > 0)
-    rate = kBuiltinPeakShare * cpu.mhz * 1e6 * 2 /* units */ * 2 /* FMA */ * (cpu.vector_bits / 32);
+    rate =
+        kBuiltinPeakShare * cpu.mhz * 1e6 * 2 /* units */ * 2 /* FMA */ * (cpu.vector_bits / 32.0);
   if (cpu.hypervisor) {
     m.wake_s = kGuestWakeS;
     m.notify_s = kGuestNotifyS;

@@ -100,7 +100,7 @@ enum class CalibrationStatus {
 };
 
 inline constexpr int64_t kCalibrationMaxAge = 90LL * 24 * 3600;
-inline constexpr size_t kCalibrationMaxBytes = 64 * 1024;
+inline constexpr size_t kCalibrationMaxBytes = size_t{64} * 1024;
 
 const char* calibration_status_name(CalibrationStatus s);
 

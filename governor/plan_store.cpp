@@ -208,7 +208,7 @@ PlanFileStatus plan_file_parse(const std::string& text, const std::string& machi
   for (int i = 0; i < kKeys; ++i)
     if (!seen[i]) return corrupt(std::string("no '") + kNames[i] + "'");
   if (!(m.min <= m.seconds && m.seconds <= m.max)) return corrupt("median outside [min, max]");
-  if (m.created > now + 24 * 3600) return corrupt("dated in the future");
+  if (m.created > now + int64_t{24} * 3600) return corrupt("dated in the future");
   if (!machine.empty() && s.machine != machine) {
     *why = "measured on '" + s.machine + "'";
     return PlanFileStatus::kOtherMachine;

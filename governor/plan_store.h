@@ -29,7 +29,7 @@ enum class PlanFileStatus {
   kOtherGraph,    // measured for another graph (a copied file, a name collision)
 };
 
-inline constexpr size_t kPlanFileMaxBytes = 16 * 1024;
+inline constexpr size_t kPlanFileMaxBytes = size_t{16} * 1024;
 
 const char* plan_file_status_name(PlanFileStatus s);
 

@@ -165,15 +165,15 @@ TI conv_like(const Args& a, bool pool, bool transpose) {
   for (int i = 0; i < sp; ++i) {
     const int64_t si = s.size() == size_t(sp) ? s[size_t(i)] : 1;
     const int64_t di = d.size() == size_t(sp) ? d[size_t(i)] : 1;
-    const int64_t pb = p.size() == size_t(2 * sp) ? p[size_t(i)] : 0;
-    const int64_t pe = p.size() == size_t(2 * sp) ? p[size_t(sp + i)] : 0;
-    const int64_t in = x.dims[size_t(2 + i)];
+    const int64_t pb = p.size() == 2 * size_t(sp) ? p[size_t(i)] : 0;
+    const int64_t pe = p.size() == 2 * size_t(sp) ? p[size_t(sp) + size_t(i)] : 0;
+    const int64_t in = x.dims[2 + size_t(i)];
     if (!transpose) {
-      out[size_t(2 + i)] = window_out(in, k[size_t(i)], si, di, pb, pe, ap, ceil);
+      out[2 + size_t(i)] = window_out(in, k[size_t(i)], si, di, pb, pe, ap, ceil);
       continue;
     }
     if (os.size() == size_t(sp)) {
-      out[size_t(2 + i)] = os[size_t(i)];
+      out[2 + size_t(i)] = os[size_t(i)];
       continue;
     }
     const int64_t opad = op.size() == size_t(sp) ? op[size_t(i)] : 0;
@@ -182,9 +182,9 @@ TI conv_like(const Args& a, bool pool, bool transpose) {
         !small(opad) || si < 1 || di < 1 || ki < 1)
       continue;
     if (ap == "SAME_UPPER" || ap == "SAME_LOWER")
-      out[size_t(2 + i)] = in * si;
+      out[2 + size_t(i)] = in * si;
     else if (in >= 1)
-      out[size_t(2 + i)] = si * (in - 1) + opad + (ki - 1) * di + 1 - pb - pe;
+      out[2 + size_t(i)] = si * (in - 1) + opad + (ki - 1) * di + 1 - pb - pe;
   }
   return of_dims(out, t);
 }

@@ -132,7 +132,7 @@ Status input_shapes_parse(const std::string& text, InputShapes* out, std::string
       const std::string d = spec.substr(p, x - p);
       char* e = nullptr;
       const long long v = d.empty() ? -1 : std::strtoll(d.c_str(), &e, 10);
-      if (d.empty() || *e != '\0' || v < 0 || v > (int64_t{1} << 40) || dims.size() >= 64) {
+      if (d.empty() || !e || *e != '\0' || v < 0 || v > (int64_t{1} << 40) || dims.size() >= 64) {
         if (err) *err = "input shape '" + item + "': bad dimension '" + d + "'";
         return Status::kBadFormat;
       }

@@ -38,7 +38,7 @@ bool is_wrapper(const std::string& lib) {
 }  // namespace
 
 std::string creator_of(const void* caller_pc) {
-  const std::string lib = short_name(object_name_of(caller_pc), program_invocation_short_name);
+  std::string lib = short_name(object_name_of(caller_pc), program_invocation_short_name);
   if (!is_wrapper(lib)) return lib;
   std::string who = lib.rfind("libstdc++", 0) == 0 ? "std::thread (" + lib + ")" : lib;
   Walk w{program_invocation_short_name, 0, {}};

@@ -20,9 +20,10 @@
 
 namespace pw::hooks {
 // Same parameters and result; glibc marks its declarations noexcept in C++,
-// which a definition may leave out.
+// which a definition may leave out, and clang keeps _exit's noreturn in its
+// type: the declared pointer converts to ours exactly when only those differ.
 template <typename Declared, typename Ours>
-struct same_signature : std::false_type {};
+struct same_signature : std::is_convertible<Declared, Ours> {};
 template <typename R, typename... A>
 struct same_signature<R (*)(A...), R (*)(A...)> : std::true_type {};
 template <typename R, typename... A>

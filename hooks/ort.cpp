@@ -81,7 +81,7 @@ OrtPlanned ort_session_plan(const void* model, size_t size, bool is_path, const 
   if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return out;
   try {
     if (model && size > 0) plan_from_model(model, size, is_path);
-    const gov::Plan p = rt::plan();
+    const gov::Plan& p = rt::plan();
     const std::string via = std::string(" (") + api + ")";
     gov::SettingDecision d =
         decide("session intra_op_num_threads" + via, p.threads, u.intra, u.intra > 0,

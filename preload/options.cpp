@@ -23,8 +23,12 @@ bool parse_int(const char* s, long lo, long hi, int* out, std::string* why) {
   errno = 0;
   char* end = nullptr;
   long v = std::strtol(s, &end, 10);
-  while (end && *end == ' ') ++end;
-  if (end == s || *end != '\0' || errno == ERANGE) {
+  if (!end || end == s) {
+    *why = "not an integer";
+    return false;
+  }
+  while (*end == ' ') ++end;
+  if (*end != '\0' || errno == ERANGE) {
     *why = "not an integer";
     return false;
   }

@@ -303,7 +303,7 @@ std::string boot_cache_dir(const opt::Options& o) {
            (st.st_mode & 022) == 0;
   };
   for (const std::string& reg : node::candidate_dirs(o.node_dir)) {
-    const std::string dir = reg + "-boot";
+    std::string dir = reg + "-boot";
     std::string why;
     if (usable(dir) || (cache::dir_make(dir, &why) && usable(dir))) return dir;
   }

@@ -106,6 +106,7 @@ int profile(const std::string& bytes, Settings st, const std::vector<int>& teams
       }
     }
     std::vector<double> med;
+    med.reserve(runs.size());
     for (const auto& r : runs) med.push_back(median(r));
     ms.push_back(std::move(med));
     if (names.empty()) {

@@ -529,6 +529,7 @@ bool order(Model* m, std::string* err) {
       if (--indeg[s] == 0) q.push_back(s);
   if (q.size() != n) return fail(err, "the graph has a cycle");
   std::vector<Op> ops;
+  ops.reserve(q.size());
   std::vector<int> pos(n);
   for (size_t k = 0; k < n; ++k) pos[q[k]] = static_cast<int>(k);
   for (int i : q) ops.push_back(std::move(m->ops[i]));
