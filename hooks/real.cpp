@@ -224,7 +224,9 @@ bool cached(const RealSlot* slot, const void* map, const LoadCount& now, void** 
     void* f = e.fn.load(std::memory_order_acquire);
     const unsigned long long adds = e.adds.load(std::memory_order_acquire);
     const unsigned long long subs = e.subs.load(std::memory_order_acquire);
-    std::atomic_thread_fence(std::memory_order_acquire);
+    // The fields are stored with release after the writer made seq odd: a field
+    // from a newer write makes this load see that odd (or a later) seq. (No
+    // fence: ThreadSanitizer does not model them.)
     if (e.seq.load(std::memory_order_relaxed) != s1) continue;
     if (sl != slot || obj != map) continue;
     if (!f || subs != now.subs) return false;
@@ -247,11 +249,11 @@ void cache_store(const RealSlot* slot, const void* map, const LoadCount& now, vo
   unsigned s = e->seq.load(std::memory_order_relaxed);
   // Another writer has it: leave the entry to that one.
   if ((s & 1u) || !e->seq.compare_exchange_strong(s, s + 1, std::memory_order_acquire)) return;
-  e->slot.store(slot, std::memory_order_relaxed);
-  e->obj.store(map, std::memory_order_relaxed);
-  e->fn.store(fn, std::memory_order_relaxed);
-  e->adds.store(now.adds, std::memory_order_relaxed);
-  e->subs.store(now.subs, std::memory_order_relaxed);
+  e->slot.store(slot, std::memory_order_release);
+  e->obj.store(map, std::memory_order_release);
+  e->fn.store(fn, std::memory_order_release);
+  e->adds.store(now.adds, std::memory_order_release);
+  e->subs.store(now.subs, std::memory_order_release);
   e->seq.store(s + 2, std::memory_order_release);
 }
 
