@@ -262,26 +262,12 @@ int pw_cmd_sweep(int argc, char** argv) {
     usage(stderr);
     return 2;
   }
-  if (missing) {
-    fprintf(stderr, "parwidth sweep: error: an option is missing its value\n");
-    return 2;
-  }
-  if (a.done()) {
-    fprintf(stderr, "parwidth sweep: error: no command given (parwidth sweep [options] -- CMD)\n");
-    return 2;
-  }
-  char** cmd = argv + a.index();
+  char** cmd = nullptr;
   pw::cli::Metric re;
-  if (std::string e; !re.parse(metric, &e)) {
-    fprintf(stderr, "parwidth sweep: error: %s\n", e.c_str());
-    return 2;
-  }
-  const std::string so = pw::cli::find_preload_library(lib);
-  if (so.empty() || access(so.c_str(), R_OK) != 0) {
-    fprintf(stderr,
-            "parwidth sweep: error: cannot find libparwidth.so (set --lib or PARWIDTH_LIB)\n");
-    return 2;
-  }
+  std::string so;
+  if (const int rc = pw::cli::command_check("sweep", missing, a.index(), argc, argv, metric, lib,
+                                            &cmd, &re, &so))
+    return rc;
   // The budget the preload will see (same options, same process tree).
   std::vector<std::string> warns;
   pw::opt::Options opt = pw::opt::options_parse(

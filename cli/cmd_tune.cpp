@@ -186,26 +186,12 @@ int pw_cmd_tune(int argc, char** argv) {
     usage(stderr);
     return 2;
   }
-  if (missing) {
-    fprintf(stderr, "parwidth tune: error: an option is missing its value\n");
-    return 2;
-  }
-  if (a.done()) {
-    fprintf(stderr, "parwidth tune: error: no command given (parwidth tune [options] -- CMD)\n");
-    return 2;
-  }
-  char** cmd = argv + a.index();
+  char** cmd = nullptr;
   pw::cli::Metric re;
-  if (std::string e; !re.parse(metric, &e)) {
-    fprintf(stderr, "parwidth tune: error: %s\n", e.c_str());
-    return 2;
-  }
-  const std::string so = pw::cli::find_preload_library(lib);
-  if (so.empty() || access(so.c_str(), R_OK) != 0) {
-    fprintf(stderr,
-            "parwidth tune: error: cannot find libparwidth.so (set --lib or PARWIDTH_LIB)\n");
-    return 2;
-  }
+  std::string so;
+  if (const int rc = pw::cli::command_check("tune", missing, a.index(), argc, argv, metric, lib,
+                                            &cmd, &re, &so))
+    return rc;
   const pw::opt::EnvLookup env = [](const char* n) { return static_cast<const char*>(getenv(n)); };
   std::vector<std::string> warns;
   const pw::opt::Options opt = pw::opt::options_parse(env, &warns);

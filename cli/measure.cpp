@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cli/locate.h"
+
 namespace pw::cli {
 
 bool run_once(char** cmd, const RunSpec& spec, const std::string& lib, int log_fd, std::string* out,
@@ -92,6 +94,32 @@ bool Metric::value(const std::string& out, double seconds, double* v) const {
   if (!std::regex_search(out, m, re_)) return false;
   *v = strtod(m[1].str().c_str(), nullptr);
   return true;
+}
+
+int command_check(const char* verb, bool missing, int first_arg, int argc, char** argv,
+                  const std::string& pattern, const std::string& lib, char*** cmd, Metric* metric,
+                  std::string* so) {
+  if (missing) {
+    fprintf(stderr, "parwidth %s: error: an option is missing its value\n", verb);
+    return 2;
+  }
+  if (first_arg >= argc) {
+    fprintf(stderr, "parwidth %s: error: no command given (parwidth %s [options] -- CMD)\n", verb,
+            verb);
+    return 2;
+  }
+  *cmd = argv + first_arg;
+  if (std::string e; !metric->parse(pattern, &e)) {
+    fprintf(stderr, "parwidth %s: error: %s\n", verb, e.c_str());
+    return 2;
+  }
+  *so = find_preload_library(lib);
+  if (so->empty() || access(so->c_str(), R_OK) != 0) {
+    fprintf(stderr, "parwidth %s: error: cannot find libparwidth.so (set --lib or PARWIDTH_LIB)\n",
+            verb);
+    return 2;
+  }
+  return 0;
 }
 
 Summary summarize(std::vector<double> v) {

@@ -39,6 +39,14 @@ class Metric {
   std::regex re_;
 };
 
+// What `parwidth sweep` and `parwidth tune` check once their options are read:
+// no option left without its value, a command after them, a good --metric and
+// a readable preload library. Fills *cmd (argv from `first_arg` on), *metric and
+// *so and returns 0, or prints "parwidth VERB: error: ..." and returns 2.
+int command_check(const char* verb, bool missing, int first_arg, int argc, char** argv,
+                  const std::string& pattern, const std::string& lib, char*** cmd, Metric* metric,
+                  std::string* so);
+
 struct Summary {
   double min = 0, median = 0, max = 0;
 };

@@ -203,7 +203,12 @@ gov::MachineModel calibration_load(const std::string& dir, const std::string& ma
                                    std::string* warning) {
   *found = false;
   warning->clear();
-  auto builtin = [cores] { return gov::builtin_model(cores, cpu_traits()); };
+  // A described machine (machine_id names its synthetic or XML source) is not
+  // this one: its built-in model does not take this CPU's traits.
+  const bool described = machine.rfind("synthetic:", 0) == 0 || machine.rfind("xml:", 0) == 0;
+  auto builtin = [cores, described] {
+    return gov::builtin_model(cores, described ? gov::CpuTraits{} : cpu_traits());
+  };
   if (dir.empty()) return builtin();
   const std::string path = dir + "/" + calibration_name(machine, budget);
   std::string text, why;
