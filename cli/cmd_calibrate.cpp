@@ -115,7 +115,8 @@ bool calibration_stored(const planning::Planned& p, const std::string& dir) {
   bool found = false;
   std::string warning;
   cache::calibration_load(dir, cache::machine_id(p.machine), cache::budget_id(p.budget),
-                          p.budget.cores, static_cast<int64_t>(time(nullptr)), &found, &warning);
+                          p.budget.cores, cache::cpu_traits(p.machine),
+                          static_cast<int64_t>(time(nullptr)), &found, &warning);
   return found;
 }
 
@@ -159,7 +160,7 @@ int pw_cmd_calibrate(int argc, char** argv) {
     std::string warning;
     const pw::gov::MachineModel m = pw::cache::calibration_load(
         dir, pw::cache::machine_id(p.machine), pw::cache::budget_id(p.budget), p.budget.cores,
-        static_cast<int64_t>(time(nullptr)), &found, &warning);
+        pw::cache::cpu_traits(p.machine), static_cast<int64_t>(time(nullptr)), &found, &warning);
     if (!warning.empty()) fprintf(stderr, "parwidth: warning: %s\n", warning.c_str());
     printf("%s\n", m.detail.c_str());
     for (const pw::gov::SizeRow& r : m.rows) {

@@ -62,6 +62,13 @@ std::string cache_dir(const opt::EnvLookup& env) {
   return "";
 }
 
+// A machine described by a synthetic or XML topology, not this one.
+namespace {
+bool described(const topo::Machine& m) {
+  return m.source.rfind("synthetic:", 0) == 0 || m.source.rfind("xml:", 0) == 0;
+}
+}  // namespace
+
 std::string machine_id(const topo::Machine& m) {
   std::string cpu;
   std::string text, why;
@@ -76,7 +83,7 @@ std::string machine_id(const topo::Machine& m) {
       }
     }
   }
-  if (m.source.rfind("synthetic:", 0) == 0 || m.source.rfind("xml:", 0) == 0) cpu = m.source;
+  if (described(m)) cpu = m.source;
   if (cpu.empty()) cpu = "unknown cpu";
   size_t pus = 0, cores = 0;
   for (const topo::Socket& s : m.sockets) {
@@ -190,7 +197,8 @@ bool file_write_atomic(const std::string& dir, const std::string& name, const st
   return ok;
 }
 
-gov::CpuTraits cpu_traits() {
+gov::CpuTraits cpu_traits(const topo::Machine& m) {
+  if (described(m)) return {};
   // The first CPU's block is at the start: 16 KiB holds it, and the kernel
   // then formats only the first few CPUs' text.
   std::string text, why;
@@ -199,16 +207,11 @@ gov::CpuTraits cpu_traits() {
 }
 
 gov::MachineModel calibration_load(const std::string& dir, const std::string& machine,
-                                   const std::string& budget, int cores, int64_t now, bool* found,
-                                   std::string* warning) {
+                                   const std::string& budget, int cores, const gov::CpuTraits& cpu,
+                                   int64_t now, bool* found, std::string* warning) {
   *found = false;
   warning->clear();
-  // A described machine (machine_id names its synthetic or XML source) is not
-  // this one: its built-in model does not take this CPU's traits.
-  const bool described = machine.rfind("synthetic:", 0) == 0 || machine.rfind("xml:", 0) == 0;
-  auto builtin = [cores, described] {
-    return gov::builtin_model(cores, described ? gov::CpuTraits{} : cpu_traits());
-  };
+  auto builtin = [cores, &cpu] { return gov::builtin_model(cores, cpu); };
   if (dir.empty()) return builtin();
   const std::string path = dir + "/" + calibration_name(machine, budget);
   std::string text, why;

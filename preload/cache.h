@@ -50,12 +50,14 @@ bool file_write_atomic(const std::string& dir, const std::string& name, const st
 // valid one, else the built-in model. *warning is set (one line) when a file
 // exists but is corrupt, foreign, for another budget, stale, or unreadable;
 // *found says whether a valid calibration was used.
-// This CPU's traits for the built-in model (governor/machine_model.h), from /proc/cpuinfo.
-gov::CpuTraits cpu_traits();
+// The CPU's traits for the built-in model (governor/machine_model.h): this
+// CPU's, from /proc/cpuinfo, for this machine; none for a described one
+// (synthetic or XML topology), which is not this CPU.
+gov::CpuTraits cpu_traits(const topo::Machine& m);
 
 gov::MachineModel calibration_load(const std::string& dir, const std::string& machine,
-                                   const std::string& budget, int cores, int64_t now, bool* found,
-                                   std::string* warning);
+                                   const std::string& budget, int cores, const gov::CpuTraits& cpu,
+                                   int64_t now, bool* found, std::string* warning);
 
 // ---------------------------------------------------------------- measured plans
 // One file per (graph fingerprint, machine and budget):

@@ -175,8 +175,8 @@ gov::Plan plan_choose(const opt::Options& o, const opt::EnvLookup& env,
   if (graph.known && graph.costs_known && want_model && !user) {
     std::string warning;
     model = cache::calibration_load(cache::cache_dir(env), cache::machine_id(machine),
-                                    cache::budget_id(budget), budget.cores, now, calibration_found,
-                                    &warning);
+                                    cache::budget_id(budget), budget.cores,
+                                    cache::cpu_traits(machine), now, calibration_found, &warning);
     if (!warning.empty()) warnings->push_back(warning);
     in.costs = &graph.cost_graph;
     in.model = &model;

@@ -44,7 +44,7 @@ void write_plain(const std::string& path, const std::string& text) {
 }
 
 gov::MachineModel load(const std::string& dir, bool* found, std::string* warning) {
-  return calibration_load(dir, kMachine, kBudget, 2, kNow, found, warning);
+  return calibration_load(dir, kMachine, kBudget, 2, gov::CpuTraits{}, kNow, found, warning);
 }
 
 // Budgets of a 2-socket, 2 x 4 cores, SMT-2 machine, as budget_compute makes them.
