@@ -122,30 +122,30 @@ bool calibration_stored(const planning::Planned& p, const std::string& dir) {
 
 }  // namespace pw::cli
 
+namespace {
+
+void usage(FILE* f) {
+  fputs(
+      "usage: parwidth calibrate [--show]\n"
+      "\n"
+      "Measures this CPU budget's per-core throughput and OpenMP scaling (team sizes\n"
+      "1..2 x cores, six operator sizes), and what waking and signalling a thread on\n"
+      "another core costs, in a helper process, and stores it under\n"
+      "XDG_CACHE_HOME/parwidth (else ~/.cache/parwidth) for this machine and a budget\n"
+      "of this shape (cores per socket, PUs, quota).\n"
+      "--show prints the stored calibration instead.\n",
+      f);
+}
+
+}  // namespace
+
 int pw_cmd_calibrate(int argc, char** argv) {
-  pw::cli::Args a(argc, argv);
   bool show = false;
-  while (!a.done()) {
-    if (a.flag("-h") || a.flag("--help")) {
-      fputs(
-          "usage: parwidth calibrate [--show]\n"
-          "\n"
-          "Measures this CPU budget's per-core throughput and OpenMP scaling (team sizes\n"
-          "1..2 x cores, six operator sizes), and what waking and signalling a thread on\n"
-          "another core costs, in a helper process, and stores it under\n"
-          "XDG_CACHE_HOME/parwidth (else ~/.cache/parwidth) for this machine and a budget\n"
-          "of this shape (cores per socket, PUs, quota).\n"
-          "--show prints the stored calibration instead.\n",
-          stdout);
-      return 0;
-    }
-    if (a.flag("--show")) {
-      show = true;
-      continue;
-    }
-    fprintf(stderr, "parwidth: error: unknown argument '%s'\n", a.peek());
-    return 2;
-  }
+  const std::vector<pw::cli::Option> opts = {pw::cli::flag("--show", &show)};
+  if (const int rc = pw::cli::options_scan("parwidth calibrate", argc, argv, opts,
+                                           pw::cli::Ends::kNoRest, usage);
+      rc >= 0)
+    return rc;
   std::vector<std::string> warns;
   const pw::opt::Options o = pw::opt::options_parse(pw::cli::env_get, &warns);
   pw::planning::Planned p;

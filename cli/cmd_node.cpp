@@ -34,6 +34,10 @@ constexpr const char* kUsage =
     "  --dir DIR        the registry's directory (default: PARWIDTH_NODE_DIR, else\n"
     "                   /dev/shm/parwidth-<uid>, else /tmp/parwidth-<uid>)\n";
 
+void usage(FILE* f) {
+  fputs(kUsage, f);
+}
+
 struct Row {
   long pid = 0;
   std::string program;
@@ -149,30 +153,18 @@ std::string to_json(const std::string& dir, const std::vector<Row>& rows) {
 }  // namespace
 
 int pw_cmd_node(int argc, char** argv) {
-  pw::cli::Args a(argc, argv);
-  bool json = false, missing = false;
-  std::string dir_opt, watch;
+  bool json = false;
+  std::string dir_opt;
   int watch_s = 0;
   const char* env_dir = getenv("PARWIDTH_NODE_DIR");
   if (env_dir) dir_opt = env_dir;
-  while (!a.done()) {
-    if (a.flag("--help") || a.flag("-h")) {
-      fputs(kUsage, stdout);
-      return 0;
-    }
-    if (a.flag("--json")) {
-      json = true;
-    } else if (a.value("--dir", &dir_opt, &missing) || a.value("--watch", &watch, &missing)) {
-      if (missing) break;
-    } else {
-      fprintf(stderr, "parwidth node: unknown argument '%s'\n%s", a.peek(), kUsage);
-      return 2;
-    }
-  }
-  if (missing || (!watch.empty() && !pw::cli::parse_count(watch, 1, 3600, &watch_s))) {
-    fprintf(stderr, "parwidth node: --watch takes 1..3600 seconds, --dir a directory\n%s", kUsage);
-    return 2;
-  }
+  const std::vector<pw::cli::Option> opts = {pw::cli::flag("--json", &json),
+                                             pw::cli::text("--dir", &dir_opt),
+                                             pw::cli::count("--watch", 1, 3600, &watch_s)};
+  if (const int rc =
+          pw::cli::options_scan("parwidth node", argc, argv, opts, pw::cli::Ends::kNoRest, usage);
+      rc >= 0)
+    return rc;
   const std::string dir = pw::node::default_dir(dir_opt);
   for (;;) {
     std::vector<Row> rows;

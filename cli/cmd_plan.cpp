@@ -30,90 +30,24 @@ struct Common {
 };
 
 // Returns -1 to continue, else an exit code.
-int parse_common(int argc, char** argv, bool allow_plan_flags, void (*usage)(FILE*), Common* c) {
+int parse_common(const char* who, int argc, char** argv, bool allow_plan_flags,
+                 void (*usage)(FILE*), Common* c) {
   std::vector<std::string> warns;
   c->opt = pw::opt::options_parse(env_get, &warns);
   for (const std::string& w : warns) fprintf(stderr, "parwidth: warning: %s\n", w.c_str());
-  pw::cli::Args a(argc, argv);
-  std::string v;
-  bool missing = false;
-  while (!a.done()) {
-    if (a.flag("-h") || a.flag("--help")) {
-      usage(stdout);
-      return 0;
-    }
-    if (a.flag("--json")) {
-      c->json = true;
-      continue;
-    }
-    if (allow_plan_flags && a.flag("--no-calibrate")) {
-      c->no_calibrate = true;
-      continue;
-    }
-    if (a.flag("--smt")) {
-      c->opt.smt = true;
-      continue;
-    }
-    if (a.value("--topology", &v, &missing)) {
-      if (!missing) c->opt.topology = v;
-      if (missing) break;
-      continue;
-    }
-    if (a.value("--cpus", &v, &missing)) {
-      if (!missing) c->opt.cpus = v;
-      if (missing) break;
-      continue;
-    }
-    if (a.value("--cgroup", &v, &missing)) {
-      if (!missing) c->opt.cgroup = v;
-      if (missing) break;
-      continue;
-    }
-    if (allow_plan_flags) {
-      if (a.value("--model", &v, &missing)) {
-        if (!missing) c->opt.model = v;
-        if (missing) break;
-        continue;
-      }
-      if (a.value("--input-shape", &v, &missing)) {
-        if (missing) break;
-        pw::graph::InputShapes parsed;
-        std::string err;
-        if (pw::graph::input_shapes_parse(v, &parsed, &err) != pw::graph::Status::kOk) {
-          fprintf(stderr, "parwidth: error: --input-shape: %s\n", err.c_str());
-          return 2;
-        }
-        c->opt.input_shapes += (c->opt.input_shapes.empty() ? "" : ",") + v;
-        continue;
-      }
-      if (a.value("--pools", &v, &missing)) {
-        if (missing) break;
-        if (!pw::cli::parse_count(v, 1, 4096, &c->opt.pools)) {
-          fprintf(stderr, "parwidth: error: --pools wants an integer 1..4096, got '%s'\n",
-                  v.c_str());
-          return 2;
-        }
-        continue;
-      }
-      if (a.value("--intra", &v, &missing)) {
-        if (missing) break;
-        if (!pw::cli::parse_count(v, 1, 4096, &c->opt.intra)) {
-          fprintf(stderr, "parwidth: error: --intra wants an integer 1..4096, got '%s'\n",
-                  v.c_str());
-          return 2;
-        }
-        continue;
-      }
-    }
-    fprintf(stderr, "parwidth: error: unknown argument '%s'\n", a.peek());
-    usage(stderr);
-    return 2;
+  namespace cl = pw::cli;
+  std::vector<cl::Option> opts = {cl::flag("--json", &c->json), cl::flag("--smt", &c->opt.smt),
+                                  cl::text("--topology", &c->opt.topology),
+                                  cl::text("--cpus", &c->opt.cpus),
+                                  cl::text("--cgroup", &c->opt.cgroup)};
+  if (allow_plan_flags) {
+    opts.push_back(cl::flag("--no-calibrate", &c->no_calibrate));
+    opts.push_back(cl::text("--model", &c->opt.model));
+    opts.push_back(cl::input_shapes("--input-shape", &c->opt.input_shapes));
+    opts.push_back(cl::count("--pools", 1, 4096, &c->opt.pools));
+    opts.push_back(cl::count("--intra", 1, 4096, &c->opt.intra));
   }
-  if (missing) {
-    fprintf(stderr, "parwidth: error: an option is missing its value\n");
-    return 2;
-  }
-  return -1;
+  return cl::options_scan(who, argc, argv, opts, cl::Ends::kNoRest, usage);
 }
 
 void plan_usage(FILE* f) {
@@ -175,7 +109,7 @@ int plan_or_fail(const Common& c, pw::planning::Planned* p) {
 
 int pw_cmd_plan(int argc, char** argv) {
   Common c;
-  if (int rc = parse_common(argc, argv, true, plan_usage, &c); rc >= 0) return rc;
+  if (int rc = parse_common("parwidth plan", argc, argv, true, plan_usage, &c); rc >= 0) return rc;
   pw::planning::Planned p;
   if (!c.opt.model.empty()) {
     // Here a person asked for this model: an unreadable one is an error, not a warning.
@@ -237,7 +171,7 @@ int pw_cmd_plan(int argc, char** argv) {
 
 int pw_cmd_topo(int argc, char** argv) {
   Common c;
-  if (int rc = parse_common(argc, argv, false, topo_usage, &c); rc >= 0) return rc;
+  if (int rc = parse_common("parwidth topo", argc, argv, false, topo_usage, &c); rc >= 0) return rc;
   pw::planning::Planned p;
   if (int rc = plan_or_fail(c, &p)) return rc;
   const std::vector<pw::cli::OptionalLibrary> libs = pw::cli::optional_libraries_probe();

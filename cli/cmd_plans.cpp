@@ -48,39 +48,24 @@ const char* env_get(const char* n) {
 }  // namespace
 
 int pw_cmd_plans(int argc, char** argv) {
-  pw::cli::Args a(argc, argv);
-  bool json = false, forget = false, all = false, missing = false;
+  bool json = false, forget = false, all = false;
   std::string which;
-  while (!a.done()) {
-    if (a.flag("-h") || a.flag("--help")) {
-      usage(stdout);
-      return 0;
-    }
-    if (a.flag("--json")) {
-      json = true;
-      continue;
-    }
-    if (a.flag("--all")) {
-      all = true;
-      continue;
-    }
-    if (a.value("--forget", &which, &missing)) {
-      if (missing) break;
-      forget = true;
-      if (which == "--all") {
-        all = true;
-        which.clear();
-      }
-      continue;
-    }
-    fprintf(stderr, "parwidth plans: error: unknown argument '%s'\n", a.peek());
-    usage(stderr);
-    return 2;
-  }
-  if (missing) {
-    fprintf(stderr, "parwidth plans: error: --forget wants a graph fingerprint or --all\n");
-    return 2;
-  }
+  namespace cl = pw::cli;
+  // --forget takes a fingerprint or --all (also "--forget --all", "--all --forget").
+  const std::vector<cl::Option> opts = {
+      cl::flag("--json", &json),
+      cl::flag("--all", &all),
+      {"--forget", "a graph fingerprint or --all", [&](const std::string& v, std::string*) {
+         forget = true;
+         if (v == "--all")
+           all = true;
+         else
+           which = v;
+         return true;
+       }}};
+  if (const int rc = cl::options_scan("parwidth plans", argc, argv, opts, cl::Ends::kNoRest, usage);
+      rc >= 0)
+    return rc;
   if (all && !forget) {
     fprintf(stderr, "parwidth plans: error: --all goes with --forget\n");
     return 2;
@@ -112,7 +97,7 @@ int pw_cmd_plans(int argc, char** argv) {
       return 1;
     }
     if (hit.empty()) {
-      fprintf(stderr, "parwidth plans: error: no stored plan %s%s in %s\n", all ? "" : "for graph ",
+      fprintf(stderr, "parwidth plans: error: no stored plan%s%s in %s\n", all ? "" : " for graph ",
               all ? "" : which.c_str(), dir.c_str());
       return all ? 0 : 1;
     }

@@ -3,8 +3,10 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -76,53 +78,29 @@ void calibrate_first() {
 }  // namespace
 
 int pw_cmd_run(int argc, char** argv) {
-  pw::cli::Args a(argc, argv);
   std::vector<std::pair<std::string, std::string>> sets;
-  std::string lib, v;
-  bool missing = false, no_calibrate = false;
-  struct Map {
-    const char* flag;
-    const char* var;
-  };
-  static const Map kMap[] = {{"--pools", "PARWIDTH_POOLS"}, {"--intra", "PARWIDTH_INTRA"},
-                             {"--model", "PARWIDTH_MODEL"}, {"--report", "PARWIDTH_REPORT"},
-                             {"--mode", "PARWIDTH_MODE"},   {"--cpus", "PARWIDTH_CPUS"},
-                             {"--pin", "PARWIDTH_PIN"},     {"--verbose", "PARWIDTH_VERBOSE"}};
-  while (!a.done()) {
-    if (a.flag("--")) break;
-    if (a.flag("-h") || a.flag("--help")) {
-      usage(stdout);
-      return 0;
-    }
-    if (a.value("--lib", &lib, &missing)) {
-      if (missing) break;
-      continue;
-    }
-    if (a.flag("--no-calibrate")) {
-      no_calibrate = true;
-      continue;
-    }
-    bool matched = false;
-    for (const Map& m : kMap) {
-      if (a.value(m.flag, &v, &missing)) {
-        matched = true;
-        if (!missing) sets.emplace_back(m.var, v);
-        break;
-      }
-    }
-    if (missing) break;
-    if (matched) continue;
-    if (a.peek()[0] == '-') {
-      fprintf(stderr, "parwidth run: error: unknown option '%s'\n", a.peek());
-      return 2;
-    }
-    break;  // the command starts here (no "--")
+  std::string lib;
+  bool no_calibrate = false;
+  int first = argc;
+  namespace cl = pw::cli;
+  std::vector<cl::Option> opts = {cl::text("--lib", &lib),
+                                  cl::flag("--no-calibrate", &no_calibrate)};
+  // These set the PARWIDTH_* variable of the same name (checked by the preload as it reads
+  // them, with a warning, like the variable itself).
+  for (const char* var : {"PARWIDTH_POOLS", "PARWIDTH_INTRA", "PARWIDTH_MODEL", "PARWIDTH_REPORT",
+                          "PARWIDTH_MODE", "PARWIDTH_CPUS", "PARWIDTH_PIN", "PARWIDTH_VERBOSE"}) {
+    std::string flag = "--" + std::string(var + 9);
+    for (char& c : flag) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+    opts.push_back({flag, "a value", [&sets, var](const std::string& v, std::string*) {
+                      sets.emplace_back(var, v);
+                      return true;
+                    }});
   }
-  if (missing) {
-    fprintf(stderr, "parwidth run: error: an option is missing its value\n");
-    return 2;
-  }
-  if (a.done()) {
+  if (const int rc =
+          cl::options_scan("parwidth run", argc, argv, opts, cl::Ends::kAtCommand, usage, &first);
+      rc >= 0)
+    return rc;
+  if (first >= argc) {
     fprintf(stderr, "parwidth run: error: no command given\n");
     usage(stderr);
     return 2;
@@ -151,7 +129,7 @@ int pw_cmd_run(int argc, char** argv) {
   if (const char* old = getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
   setenv("LD_PRELOAD", preload.c_str(), 1);
 
-  char** cmd = argv + a.index();
+  char** cmd = argv + first;
   execvp(cmd[0], cmd);
   const int err = errno;
   fprintf(stderr, "parwidth run: error: cannot run '%s': %s\n", cmd[0], strerror(err));

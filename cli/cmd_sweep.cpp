@@ -82,26 +82,6 @@ struct Config {
   std::vector<double> runs;
 };
 
-bool parse_list(const std::string& text, std::vector<int>* out) {
-  std::stringstream ss(text);
-  std::string part;
-  while (std::getline(ss, part, ',')) {
-    int lo = 0, hi = 0;
-    const size_t dash = part.find('-');
-    if (dash == std::string::npos) {
-      if (!pw::cli::parse_count(part, 1, 4096, &lo)) return false;
-      hi = lo;
-    } else if (!pw::cli::parse_count(part.substr(0, dash), 1, 4096, &lo) ||
-               !pw::cli::parse_count(part.substr(dash + 1), 1, 4096, &hi) || hi < lo) {
-      return false;
-    }
-    for (int v = lo; v <= hi; ++v) out->push_back(v);
-  }
-  std::sort(out->begin(), out->end());
-  out->erase(std::unique(out->begin(), out->end()), out->end());
-  return !out->empty();
-}
-
 int logical_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -204,70 +184,24 @@ std::string heatmap(const std::vector<Config>& grid, const std::vector<int>& poo
 }  // namespace
 
 int pw_cmd_sweep(int argc, char** argv) {
-  pw::cli::Args a(argc, argv);
-  std::string v, lib, out_dir = "parwidth-sweep", metric;
+  std::string out_dir = "parwidth-sweep";
   std::vector<int> pools, intra;
   int repeat = 3;
-  bool json = false, save = false, missing = false;
-  while (!a.done()) {
-    if (a.flag("--")) break;
-    if (a.flag("-h") || a.flag("--help")) {
-      usage(stdout);
-      return 0;
-    }
-    if (a.flag("--json")) {
-      json = true;
-      continue;
-    }
-    if (a.flag("--save")) {
-      save = true;
-      continue;
-    }
-    if (a.value("--pools", &v, &missing)) {
-      if (missing) break;
-      if (!parse_list(v, &pools)) {
-        fprintf(stderr, "parwidth sweep: error: --pools wants a list like 1,2,4 or 1-4, got '%s'\n",
-                v.c_str());
-        return 2;
-      }
-      continue;
-    }
-    if (a.value("--intra", &v, &missing)) {
-      if (missing) break;
-      if (!parse_list(v, &intra)) {
-        fprintf(stderr, "parwidth sweep: error: --intra wants a list like 1,2,4 or 1-4, got '%s'\n",
-                v.c_str());
-        return 2;
-      }
-      continue;
-    }
-    if (a.value("--repeat", &v, &missing)) {
-      if (missing) break;
-      if (!pw::cli::parse_count(v, 1, 100000, &repeat)) {
-        fprintf(stderr, "parwidth sweep: error: --repeat wants an integer >= 1, got '%s'\n",
-                v.c_str());
-        return 2;
-      }
-      continue;
-    }
-    if (a.value("--out", &out_dir, &missing) || a.value("--lib", &lib, &missing)) {
-      if (missing) break;
-      continue;
-    }
-    if (a.value("--metric", &metric, &missing)) {
-      if (missing) break;
-      continue;
-    }
-    fprintf(stderr, "parwidth sweep: error: unknown option '%s'\n", a.peek());
-    usage(stderr);
-    return 2;
-  }
-  char** cmd = nullptr;
-  pw::cli::Metric re;
-  std::string so;
-  if (const int rc = pw::cli::command_check("sweep", missing, a.index(), argc, argv, metric, lib,
-                                            &cmd, &re, &so))
+  bool save = false;
+  namespace cl = pw::cli;
+  cl::Command command;
+  if (const int rc =
+          cl::command_scan("sweep", argc, argv,
+                           {cl::flag("--save", &save), cl::count_list("--pools", &pools),
+                            cl::count_list("--intra", &intra),
+                            cl::count("--repeat", 1, 100000, &repeat), cl::text("--out", &out_dir)},
+                           usage, &command);
+      rc >= 0)
     return rc;
+  char** const cmd = command.cmd;
+  const cl::Metric& re = command.metric;
+  const std::string& so = command.so;
+  const bool json = command.json;
   // The budget the preload will see (same options, same process tree).
   std::vector<std::string> warns;
   pw::opt::Options opt = pw::opt::options_parse(
@@ -343,7 +277,7 @@ int pw_cmd_sweep(int argc, char** argv) {
         fprintf(stderr,
                 "parwidth sweep: error: run failed: %s, repeat %d: no match for --metric '%s' in "
                 "its output (see %s)\n",
-                label(c).c_str(), r + 1, metric.c_str(), log_path.c_str());
+                label(c).c_str(), r + 1, re.pattern().c_str(), log_path.c_str());
         return 1;
       }
       c.runs.push_back(value);
@@ -375,7 +309,7 @@ int pw_cmd_sweep(int argc, char** argv) {
   if (tty) fputs("\n", stderr);
   if (log_fd >= 0) close(log_fd);
 
-  const std::string unit = metric.empty() ? "s" : "metric";
+  const std::string unit = re.wall() ? "s" : "metric";
   const Config* best = &configs[0];
   for (size_t i = 0; i < n_grid; ++i)
     if (summarize(configs[i].runs).median < summarize(best->runs).median) best = &configs[i];
@@ -417,7 +351,7 @@ int pw_cmd_sweep(int argc, char** argv) {
       esc += ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : std::string(1, ch);
     svg << heatmap(
         std::vector<Config>(configs.begin(), configs.begin() + static_cast<long>(n_grid)), pools,
-        intra, plan, *best, cores, metric.empty() ? "seconds (wall)" : "of --metric", esc);
+        intra, plan, *best, cores, re.wall() ? "seconds (wall)" : "of --metric", esc);
   }
 
   // --save: the grid's best becomes the measured plan of this graph on this budget.
@@ -462,7 +396,7 @@ int pw_cmd_sweep(int argc, char** argv) {
       w.end_object();
     };
     w.begin_object();
-    w.key("metric").value(metric.empty() ? std::string("wall seconds") : metric);
+    w.key("metric").value(re.describe());
     w.key("cores").value(cores);
     w.key("sockets").value(sockets);
     w.key("repeat").value(repeat);

@@ -142,56 +142,22 @@ void remove_dir(const std::string& dir) {
 }  // namespace
 
 int pw_cmd_tune(int argc, char** argv) {
-  pw::cli::Args a(argc, argv);
-  std::string v, lib, metric, model;
+  std::string model;
   double budget_s = 60;
   int repeat = 2;
-  bool json = false, missing = false;
-  while (!a.done()) {
-    if (a.flag("--")) break;
-    if (a.flag("-h") || a.flag("--help")) {
-      usage(stdout);
-      return 0;
-    }
-    if (a.flag("--json")) {
-      json = true;
-      continue;
-    }
-    if (a.value("--budget-s", &v, &missing)) {
-      if (missing) break;
-      char* end = nullptr;
-      budget_s = strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(budget_s > 0) || budget_s > 1e7) {
-        fprintf(stderr, "parwidth tune: error: --budget-s wants seconds > 0, got '%s'\n",
-                v.c_str());
-        return 2;
-      }
-      continue;
-    }
-    if (a.value("--repeat", &v, &missing)) {
-      if (missing) break;
-      if (!pw::cli::parse_count(v, 1, 1000, &repeat)) {
-        fprintf(stderr, "parwidth tune: error: --repeat wants an integer 1..1000, got '%s'\n",
-                v.c_str());
-        return 2;
-      }
-      continue;
-    }
-    if (a.value("--metric", &metric, &missing) || a.value("--model", &model, &missing) ||
-        a.value("--lib", &lib, &missing)) {
-      if (missing) break;
-      continue;
-    }
-    fprintf(stderr, "parwidth tune: error: unknown option '%s'\n", a.peek());
-    usage(stderr);
-    return 2;
-  }
-  char** cmd = nullptr;
-  pw::cli::Metric re;
-  std::string so;
-  if (const int rc = pw::cli::command_check("tune", missing, a.index(), argc, argv, metric, lib,
-                                            &cmd, &re, &so))
+  namespace cl = pw::cli;
+  cl::Command command;
+  if (const int rc =
+          cl::command_scan("tune", argc, argv,
+                           {cl::seconds("--budget-s", 1e7, &budget_s),
+                            cl::count("--repeat", 1, 1000, &repeat), cl::text("--model", &model)},
+                           usage, &command);
+      rc >= 0)
     return rc;
+  char** const cmd = command.cmd;
+  const cl::Metric& re = command.metric;
+  const std::string& so = command.so;
+  const bool json = command.json;
   const pw::opt::EnvLookup env = [](const char* n) { return static_cast<const char*>(getenv(n)); };
   std::vector<std::string> warns;
   const pw::opt::Options opt = pw::opt::options_parse(env, &warns);
@@ -288,7 +254,7 @@ int pw_cmd_tune(int argc, char** argv) {
         if (!pw::cli::run_once(cmd, spec, so, log_fd, &out, &secs, &why))
           return fail("run failed: " + label(c) + ": " + why);
         if (!re.value(out, secs, &value))
-          return fail("run failed: " + label(c) + ": no match for --metric '" + metric +
+          return fail("run failed: " + label(c) + ": no match for --metric '" + re.pattern() +
                       "' in its output");
         if (c.runs.empty()) ++measured;
         c.runs.push_back(value);

@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "cli/args.h"
 #include "graph/graph.h"
+#include "preload/model_file.h"
 
 namespace {
 
@@ -21,6 +23,10 @@ constexpr const char* kUsage =
     "  --json                  print one JSON object instead of a table\n"
     "  --input-shape N=DxDx..  the shape of graph input N (repeatable; also\n"
     "                          N=..,M=.. in one argument, as PARWIDTH_INPUT_SHAPES)\n";
+
+void usage(FILE* f) {
+  std::fputs(kUsage, f);
+}
 
 void print_table(const pw::graph::Stats& s) {
   std::printf("source                %s\n", s.source.c_str());
@@ -49,40 +55,24 @@ void print_table(const pw::graph::Stats& s) {
 }  // namespace
 
 int pw_cmd_width(int argc, char** argv) {
-  const char* model = nullptr;
   bool json = false;
-  pw::graph::InputShapes shapes;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (!std::strcmp(argv[i], "--json")) {
-      json = true;
-    } else if (!std::strcmp(argv[i], "--input-shape") ||
-               !std::strncmp(argv[i], "--input-shape=", 14)) {
-      const char* v = argv[i][13] == '=' ? argv[i] + 14 : (i + 1 < argc ? argv[++i] : nullptr);
-      pw::graph::InputShapes more;
-      std::string err;
-      if (!v) {
-        std::fprintf(stderr, "parwidth: error: width: --input-shape wants NAME=DxDx...\n");
-        return 2;
-      }
-      if (pw::graph::input_shapes_parse(v, &more, &err) != pw::graph::Status::kOk) {
-        std::fprintf(stderr, "parwidth: error: width: %s\n", err.c_str());
-        return 2;
-      }
-      for (auto& [k, d] : more) shapes[k] = d;
-    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      std::fprintf(stderr, "parwidth: error: width: unknown option %s\n", argv[i]);
-      return 2;
-    } else if (model) {
-      std::fprintf(stderr, "parwidth: error: width: more than one MODEL given\n");
-      return 2;
-    } else {
-      model = argv[i];
-    }
+  std::string joined;
+  std::vector<std::string> models;
+  const std::vector<pw::cli::Option> opts = {pw::cli::flag("--json", &json),
+                                             pw::cli::input_shapes("--input-shape", &joined)};
+  if (const int rc = pw::cli::options_scan("parwidth width", argc, argv, opts,
+                                           pw::cli::Ends::kNoRest, usage, nullptr, &models);
+      rc >= 0)
+    return rc;
+  if (models.size() > 1) {
+    std::fprintf(stderr, "parwidth: error: width: more than one MODEL given\n");
+    return 2;
   }
+  const char* model = models.empty() ? nullptr : models[0].c_str();
+  pw::graph::InputShapes shapes;
+  std::string shapes_err;
+  // Each part was checked as it was read: the whole parses.
+  pw::graph::input_shapes_parse(joined, &shapes, &shapes_err);
   if (!model) {
     std::fprintf(stderr, "parwidth: error: width: no MODEL given (see parwidth width --help)\n");
     return 2;
@@ -91,7 +81,7 @@ int pw_cmd_width(int argc, char** argv) {
   pw::graph::Stats s;
   std::string err;
   std::vector<std::string> warnings;
-  pw::graph::Status st = pw::graph::model_load(model, &g, &err);
+  pw::graph::Status st = pw::files::model_load(model, &g, &err);
   if (st == pw::graph::Status::kOk) st = pw::graph::shapes_infer(&g, shapes, &warnings, &err);
   if (st == pw::graph::Status::kOk) st = pw::graph::stats_compute(g, &s, &err);
   for (const std::string& w : warnings) std::fprintf(stderr, "parwidth: warning: %s\n", w.c_str());
@@ -99,6 +89,8 @@ int pw_cmd_width(int argc, char** argv) {
     // One line: a multi-line message would break scripts that read stderr line by line.
     for (char& c : err)
       if (c == '\n' || c == '\r') c = ' ';
+    // Every message names the model (the readers' start with it; the statistics' do not).
+    if (err.compare(0, strlen(model), model) != 0) err = std::string(model) + ": " + err;
     std::fprintf(stderr, "parwidth: error: %s\n", err.c_str());
     return 2;
   }

@@ -96,30 +96,34 @@ bool Metric::value(const std::string& out, double seconds, double* v) const {
   return true;
 }
 
-int command_check(const char* verb, bool missing, int first_arg, int argc, char** argv,
-                  const std::string& pattern, const std::string& lib, char*** cmd, Metric* metric,
-                  std::string* so) {
-  if (missing) {
-    fprintf(stderr, "parwidth %s: error: an option is missing its value\n", verb);
+int command_scan(const char* verb, int argc, char** argv, std::vector<Option> own,
+                 void (*usage)(FILE*), Command* out) {
+  std::string pattern, lib;
+  own.push_back(flag("--json", &out->json));
+  own.push_back(text("--metric", &pattern));
+  own.push_back(text("--lib", &lib));
+  const std::string who = std::string("parwidth ") + verb;
+  int first = argc;
+  if (const int rc = options_scan(who.c_str(), argc, argv, own, Ends::kAtDashes, usage, &first);
+      rc >= 0)
+    return rc;
+  if (first >= argc) {
+    fprintf(stderr, "%s: error: no command given (%s [options] -- CMD)\n", who.c_str(),
+            who.c_str());
     return 2;
   }
-  if (first_arg >= argc) {
-    fprintf(stderr, "parwidth %s: error: no command given (parwidth %s [options] -- CMD)\n", verb,
-            verb);
+  out->cmd = argv + first;
+  if (std::string e; !out->metric.parse(pattern, &e)) {
+    fprintf(stderr, "%s: error: %s\n", who.c_str(), e.c_str());
     return 2;
   }
-  *cmd = argv + first_arg;
-  if (std::string e; !metric->parse(pattern, &e)) {
-    fprintf(stderr, "parwidth %s: error: %s\n", verb, e.c_str());
+  out->so = find_preload_library(lib);
+  if (out->so.empty() || access(out->so.c_str(), R_OK) != 0) {
+    fprintf(stderr, "%s: error: cannot find libparwidth.so (set --lib or PARWIDTH_LIB)\n",
+            who.c_str());
     return 2;
   }
-  *so = find_preload_library(lib);
-  if (so->empty() || access(so->c_str(), R_OK) != 0) {
-    fprintf(stderr, "parwidth %s: error: cannot find libparwidth.so (set --lib or PARWIDTH_LIB)\n",
-            verb);
-    return 2;
-  }
-  return 0;
+  return -1;
 }
 
 Summary summarize(std::vector<double> v) {

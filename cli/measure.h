@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "cli/args.h"
+
 namespace pw::cli {
 
 struct RunSpec {
@@ -39,13 +41,20 @@ class Metric {
   std::regex re_;
 };
 
-// What `parwidth sweep` and `parwidth tune` check once their options are read:
-// no option left without its value, a command after them, a good --metric and
-// a readable preload library. Fills *cmd (argv from `first_arg` on), *metric and
-// *so and returns 0, or prints "parwidth VERB: error: ..." and returns 2.
-int command_check(const char* verb, bool missing, int first_arg, int argc, char** argv,
-                  const std::string& pattern, const std::string& lib, char*** cmd, Metric* metric,
-                  std::string* so);
+// `parwidth sweep` and `parwidth tune` both time a command: their options, plus --json,
+// --metric and --lib, then "--" and the command.
+struct Command {
+  bool json = false;
+  char** cmd = nullptr;  // argv from the command on (null-terminated, as argv is)
+  Metric metric;         // how a run is timed (--metric; default wall seconds)
+  std::string so;        // the preload library (--lib, else PARWIDTH_LIB, else the layout's)
+};
+
+// Scans `own` and the shared options, then checks a command follows, --metric compiles
+// and the library is readable. -1 to go on, else the exit code (0 after --help; 2 after
+// one line "parwidth VERB: error: ...").
+int command_scan(const char* verb, int argc, char** argv, std::vector<Option> own,
+                 void (*usage)(FILE*), Command* out);
 
 struct Summary {
   double min = 0, median = 0, max = 0;

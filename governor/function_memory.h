@@ -13,18 +13,16 @@
 #include <string>
 #include <vector>
 
+#include "governor/graph_width.h"
 #include "governor/schedule.h"
 
 namespace pw::gov {
 
 // One function graph's statistics (graph/README.md) and, when every heavy
 // operator's FLOPs were known, its operators' costs.
-struct FunctionGraph {
+// costs "flops": cost_graph holds every operator.
+struct FunctionGraph : GraphWidth {
   std::string name;
-  long heavy = 0, layers = 0, avg_width = 1, max_level_width = 1;
-  double weighted_parallelism = 1;
-  std::string costs = "unit";  // "flops": cost_graph holds every operator
-  double work_flops = 0, span_flops = 0;
   CostGraph cost_graph;
 };
 

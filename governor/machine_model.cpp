@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "governor/key_lines.h"
+
 namespace pw::gov {
 namespace {
 
@@ -40,15 +42,6 @@ double builtin_seconds(double flops, int t, int cores, double flops_per_s) {
   return s + 1e-6 * log2t + 4e-7 * t;
 }
 
-// Splits "word rest" at the first space.
-bool split_key(const std::string& line, std::string* key, std::string* rest) {
-  const size_t sp = line.find(' ');
-  if (sp == std::string::npos || sp == 0) return false;
-  *key = line.substr(0, sp);
-  *rest = line.substr(sp + 1);
-  return true;
-}
-
 bool parse_double(const char* s, const char** end, double* out) {
   char* e = nullptr;
   errno = 0;
@@ -56,14 +49,6 @@ bool parse_double(const char* s, const char** end, double* out) {
   if (e == s || errno != 0 || !std::isfinite(v)) return false;
   *out = v;
   *end = e;
-  return true;
-}
-
-bool parse_one(const std::string& s, double lo, double hi, double* out) {
-  const char* end = nullptr;
-  double v = 0;
-  if (!parse_double(s.c_str(), &end, &v) || *end != '\0' || v < lo || v > hi) return false;
-  *out = v;
   return true;
 }
 
@@ -241,27 +226,15 @@ CalibrationStatus calibration_parse(const std::string& text, const std::string& 
   };
   if (text.size() > kCalibrationMaxBytes) return corrupt("larger than 64 KiB");
   Calibration c;
-  bool have_machine = false, have_budget = false, have_created = false, have_cores = false,
-       ended = false;
-  size_t pos = 0;
-  int lineno = 0;
-  while (pos < text.size()) {
-    const size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) return corrupt("truncated (no newline after the last line)");
-    const std::string line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    ++lineno;
-    if (ended) return corrupt("text after 'end'");
-    if (lineno == 1) {
-      if (line != "parwidth-calibration 1") return corrupt("not a parwidth calibration (v1)");
-      continue;
-    }
-    if (line == "end") {
-      ended = true;
-      continue;
-    }
-    std::string key, rest;
-    if (!split_key(line, &key, &rest)) return corrupt("line " + std::to_string(lineno));
+  bool have_machine = false, have_budget = false, have_created = false, have_cores = false;
+  std::vector<KeyLine> lines;
+  std::string framing;
+  if (!key_lines_split(text, "parwidth-calibration 1", "parwidth calibration", &lines, &framing))
+    return corrupt(framing);
+  for (const KeyLine& l : lines) {
+    const std::string& key = l.key;
+    const std::string& rest = l.rest;
+    const int lineno = l.lineno;
     double v = 0;
     if (key == "machine") {
       c.machine = rest;
@@ -270,24 +243,25 @@ CalibrationStatus calibration_parse(const std::string& text, const std::string& 
       c.budget = rest;
       have_budget = true;
     } else if (key == "created") {
-      if (!parse_one(rest, 0, 1e12, &v)) return corrupt("bad 'created'");
+      if (!number_parse(rest, 0, 1e12, &v)) return corrupt("bad 'created'");
       c.created = static_cast<int64_t>(v);
       have_created = true;
     } else if (key == "cores") {
-      if (!parse_one(rest, 1, kMaxCores, &v) || v != std::floor(v)) return corrupt("bad 'cores'");
+      if (!number_parse(rest, 1, kMaxCores, &v) || v != std::floor(v))
+        return corrupt("bad 'cores'");
       c.model.cores = static_cast<int>(v);
       have_cores = true;
     } else if (key == "bytes_per_s") {
-      if (!parse_one(rest, 1e6, 1e13, &v)) return corrupt("bad 'bytes_per_s'");
+      if (!number_parse(rest, 1e6, 1e13, &v)) return corrupt("bad 'bytes_per_s'");
       c.model.bytes_per_s = v;
     } else if (key == "op_overhead_s") {
-      if (!parse_one(rest, 0, 1e-1, &v)) return corrupt("bad 'op_overhead_s'");
+      if (!number_parse(rest, 0, 1e-1, &v)) return corrupt("bad 'op_overhead_s'");
       c.model.op_overhead_s = v;
     } else if (key == "wake_s") {
-      if (!parse_one(rest, 0, 1e-1, &v)) return corrupt("bad 'wake_s'");
+      if (!number_parse(rest, 0, 1e-1, &v)) return corrupt("bad 'wake_s'");
       c.model.wake_s = v;
     } else if (key == "notify_s") {
-      if (!parse_one(rest, 0, 1e-1, &v)) return corrupt("bad 'notify_s'");
+      if (!number_parse(rest, 0, 1e-1, &v)) return corrupt("bad 'notify_s'");
       c.model.notify_s = v;
     } else if (key == "size") {
       SizeRow r;
@@ -300,7 +274,6 @@ CalibrationStatus calibration_parse(const std::string& text, const std::string& 
     }
     // Unknown keys are skipped: a later version may add some.
   }
-  if (!ended) return corrupt("truncated (no 'end')");
   if (!have_machine || !have_budget || !have_created || !have_cores || c.model.rows.empty())
     return corrupt("missing machine, budget, created, cores or size lines");
   if (c.model.rows[0].seconds.size() < static_cast<size_t>(c.model.cores))

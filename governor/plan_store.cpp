@@ -5,32 +5,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <vector>
+
+#include "governor/key_lines.h"
 
 namespace pw::gov {
 namespace {
 
 constexpr const char kHeader[] = "parwidth-plan 1";
 
-bool split_key(const std::string& line, std::string* key, std::string* rest) {
-  const size_t sp = line.find(' ');
-  if (sp == std::string::npos || sp == 0) return false;
-  *key = line.substr(0, sp);
-  *rest = line.substr(sp + 1);
-  return true;
-}
-
-bool parse_number(const std::string& s, double lo, double hi, double* out) {
-  if (s.empty() || s.size() > 40) return false;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (*end != '\0' || !std::isfinite(v) || v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
-
 bool parse_int(const std::string& s, double lo, double hi, int64_t* out) {
   double v = 0;
-  if (!parse_number(s, lo, hi, &v) || v != std::floor(v)) return false;
+  if (!number_parse(s, lo, hi, &v) || v != std::floor(v)) return false;
   *out = static_cast<int64_t>(v);
   return true;
 }
@@ -136,26 +122,13 @@ PlanFileStatus plan_file_parse(const std::string& text, const std::string& machi
                                             "version", "metric", "pools", "intra",   "runs",
                                             "median",  "min",    "max"};
   bool seen[kKeys] = {};
-  bool ended = false;
-  size_t pos = 0;
-  int lineno = 0;
-  while (pos < text.size()) {
-    const size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) return corrupt("truncated (no newline after the last line)");
-    const std::string line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    ++lineno;
-    if (ended) return corrupt("text after 'end'");
-    if (lineno == 1) {
-      if (line != kHeader) return corrupt("not a parwidth plan file (v1)");
-      continue;
-    }
-    if (line == "end") {
-      ended = true;
-      continue;
-    }
-    std::string key, rest;
-    if (!split_key(line, &key, &rest)) return corrupt("line " + std::to_string(lineno));
+  std::vector<KeyLine> lines;
+  std::string framing;
+  if (!key_lines_split(text, kHeader, "parwidth plan file", &lines, &framing))
+    return corrupt(framing);
+  for (const KeyLine& l : lines) {
+    const std::string& key = l.key;
+    const std::string& rest = l.rest;
     int k = -1;
     for (int i = 0; i < kKeys; ++i)
       if (key == kNames[i]) k = i;
@@ -199,12 +172,11 @@ PlanFileStatus plan_file_parse(const std::string& text, const std::string& machi
         m.runs = static_cast<int>(n);
         break;
       default:  // median, min, max
-        if (!parse_number(rest, 0, 1e12, &v)) return corrupt("bad '" + key + "'");
+        if (!number_parse(rest, 0, 1e12, &v)) return corrupt("bad '" + key + "'");
         (k == kMedian ? m.seconds : k == kMin ? m.min : m.max) = v;
         break;
     }
   }
-  if (!ended) return corrupt("truncated (no 'end')");
   for (int i = 0; i < kKeys; ++i)
     if (!seen[i]) return corrupt(std::string("no '") + kNames[i] + "'");
   if (!(m.min <= m.seconds && m.seconds <= m.max)) return corrupt("median outside [min, max]");

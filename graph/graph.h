@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pw::graph {
@@ -211,10 +212,14 @@ struct Stats {
   std::string note;
 };
 
-// Reads a model file. Format by path and content: a directory holding saved_model.pb, a
-// file named saved_model.pb, *.onnx, *.json (or text starting with '{'), *.pb (GraphDef,
-// else SavedModel), anything else by trying the binary readers in turn.
-Status model_load(const std::string& path, Graph* out, std::string* err);
+// Parses a model file's bytes, read by the caller (preload/model_file's model_load: a
+// directory's saved_model.pb, else the file itself). `file` is the file the bytes came
+// from and decides the format with the content: saved_model.pb, *.onnx, *.json (or text
+// starting with '{'), *.pb (GraphDef, else SavedModel), anything else by trying the
+// binary readers in turn; *.pbtxt is refused. `path` is what the user named: it is
+// kept in Graph::path and starts the error messages.
+Status model_parse_file(const std::string& path, const std::string& file, std::string_view data,
+                        Graph* out, std::string* err);
 
 // Parses bytes already in memory (fuzzers, tests, a framework hook handing us a buffer).
 Status model_parse(const void* data, size_t size, Format format, Graph* out, std::string* err);

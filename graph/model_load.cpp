@@ -1,9 +1,5 @@
-// Format detection and file reading for model_load / model_parse.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cstdio>
+// Format detection for model_parse / model_parse_file: pure, the bytes come from the caller
+// (preload/model_file reads model files).
 #include <new>
 
 #include "graph/readers.h"
@@ -11,36 +7,9 @@
 namespace pw::graph {
 namespace {
 
-constexpr uint64_t kMaxFileBytes = uint64_t{2} << 30;  // protobuf's own 2 GiB limit
-
 bool ends_with(const std::string& s, const char* suffix) {
   std::string t(suffix);
   return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
-}
-
-Status read_file(const std::string& path, std::string* data, std::string* err) {
-  // O_NONBLOCK: opening a FIFO must not block (it is refused below).
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return fail(err, Status::kIoError, "cannot open " + path);
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return fail(err, Status::kIoError, path + " is not a regular file");
-  }
-  FILE* f = fdopen(fd, "rb");
-  if (!f) {
-    close(fd);
-    return fail(err, Status::kIoError, "cannot open " + path);
-  }
-  if (static_cast<uint64_t>(st.st_size) > kMaxFileBytes) {
-    std::fclose(f);
-    return fail(err, Status::kTooLarge, path + " is larger than 2 GiB");
-  }
-  data->resize(static_cast<size_t>(st.st_size));
-  size_t got = data->empty() ? 0 : std::fread(&(*data)[0], 1, data->size(), f);
-  std::fclose(f);
-  if (got != data->size()) return fail(err, Status::kIoError, "short read from " + path);
-  return Status::kOk;
 }
 
 bool looks_like_json(std::string_view d) {
@@ -92,48 +61,39 @@ Status guarded(std::string* err, Status (*fn)(void*), void* arg) {
   }
 }
 
-struct LoadArgs {
+struct FileArgs {
   const std::string* path;
+  const std::string* file;
+  std::string_view data;
   Graph* out;
   std::string* err;
 };
 
-Status load(void* p) {
-  auto* a = static_cast<LoadArgs*>(p);
-  std::string path = *a->path;
+Status parse_file(void* p) {
+  auto* a = static_cast<FileArgs*>(p);
+  const std::string& file = *a->file;
   Format f = Format::kAuto;
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return fail(a->err, Status::kIoError, "cannot open " + path);
-  if (S_ISDIR(st.st_mode)) {
-    std::string pb = path + (ends_with(path, "/") ? "" : "/") + "saved_model.pb";
-    if (stat(pb.c_str(), &st) != 0)
-      return fail(a->err, Status::kIoError, path + " is a directory without saved_model.pb");
-    path = pb;
+  if (ends_with(file, "saved_model.pb")) {
     f = Format::kTfSavedModel;
-  } else if (ends_with(path, "saved_model.pb")) {
-    f = Format::kTfSavedModel;
-  } else if (ends_with(path, ".onnx")) {
+  } else if (ends_with(file, ".onnx")) {
     f = Format::kOnnx;
-  } else if (ends_with(path, ".json")) {
+  } else if (ends_with(file, ".json")) {
     f = Format::kJson;
-  } else if (ends_with(path, ".pbtxt")) {
+  } else if (ends_with(file, ".pbtxt")) {
     return fail(a->err, Status::kUnsupported,
-                path + ": text protobuf is not supported; use the binary .pb");
+                file + ": text protobuf is not supported; use the binary .pb");
   }
-  std::string data;
-  Status s = read_file(path, &data, a->err);
-  if (s != Status::kOk) return s;
-  if (data.empty()) return fail(a->err, Status::kBadFormat, path + " is empty");
+  if (a->data.empty()) return fail(a->err, Status::kBadFormat, file + " is empty");
   Graph g;
-  g.path = *a->path;
-  if (f == Format::kAuto && ends_with(path, ".pb")) {
+  Status s;
+  if (f == Format::kAuto && ends_with(file, ".pb")) {
     // A frozen GraphDef, or a SavedModel under another name.
     std::string e;
-    s = parse_as(data, Format::kTfGraphDef, &g, &e);
-    if (s != Status::kOk) s = parse_as(data, Format::kTfSavedModel, &g, a->err);
+    s = parse_as(a->data, Format::kTfGraphDef, &g, &e);
+    if (s != Status::kOk) s = parse_as(a->data, Format::kTfSavedModel, &g, a->err);
     if (s != Status::kOk && a->err) *a->err = e;
   } else {
-    s = parse_as(data, f, &g, a->err);
+    s = parse_as(a->data, f, &g, a->err);
   }
   if (s != Status::kOk) {
     if (a->err) *a->err = *a->path + ": " + *a->err;
@@ -162,9 +122,10 @@ Status parse(void* p) {
 
 }  // namespace
 
-Status model_load(const std::string& path, Graph* out, std::string* err) {
-  LoadArgs a{&path, out, err};
-  return guarded(err, load, &a);
+Status model_parse_file(const std::string& path, const std::string& file, std::string_view data,
+                        Graph* out, std::string* err) {
+  FileArgs a{&path, &file, data, out, err};
+  return guarded(err, parse_file, &a);
 }
 
 Status model_parse(const void* data, size_t size, Format format, Graph* out, std::string* err) {

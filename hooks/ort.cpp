@@ -12,6 +12,7 @@
 #include "governor/setting.h"
 #include "graph/graph.h"
 #include "hooks/guard.h"
+#include "preload/model_file.h"
 #include "preload/planning.h"
 #include "preload/runtime.h"
 
@@ -31,7 +32,7 @@ void plan_from_model(const void* model, size_t size, bool is_path) {
   graph::Graph g;
   std::string err;
   graph::Status s =
-      is_path ? graph::model_load(std::string(static_cast<const char*>(model), size), &g, &err)
+      is_path ? files::model_load(std::string(static_cast<const char*>(model), size), &g, &err)
               : graph::model_parse(model, size, graph::Format::kOnnx, &g, &err);
   planning::GraphSummary summary;
   if (s == graph::Status::kOk)

@@ -20,6 +20,7 @@
 #include "hooks/guard.h"
 #include "hooks/slots.h"
 #include "preload/functions.h"
+#include "preload/model_file.h"
 #include "preload/runtime.h"
 
 namespace pw::hooks {
@@ -528,7 +529,7 @@ PW_HOOK(TF_Session*, TF_LoadSessionFromSavedModel,
         // The graph is filled in by the load itself: read the SavedModel first.
         pw::graph::Graph g;
         std::string err;
-        if (pw::graph::model_load(export_dir, &g, &err) == pw::graph::Status::kOk)
+        if (pw::files::model_load(export_dir, &g, &err) == pw::graph::Status::kOk)
           pw::hooks::adopt_graph_of(&g, std::string("tensorflow SavedModel ") + export_dir);
         pw::hooks::apply_session_config(const_cast<TF_SessionOptions*>(session_options), "session",
                                         pc);

@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 namespace pw::cache {
 namespace {
@@ -115,42 +116,72 @@ std::string calibration_name(const std::string& machine, const std::string& budg
   return buf;
 }
 
-bool file_read_capped(const std::string& path, size_t max_bytes, std::string* out,
-                      std::string* why) {
+namespace {
+
+// Reads fd to its end into *out (at most max_bytes); false with *why. May throw bad_alloc.
+bool fd_read_all(int fd, size_t size_hint, size_t max_bytes, std::string* out, std::string* why) {
+  // Straight into the string: a model file is up to 2 GiB.
+  out->resize(std::min(max_bytes, size_hint > 0 ? size_hint : size_t{8192}));
+  size_t have = 0;
+  for (;;) {
+    if (have == out->size()) {
+      if (have >= max_bytes) {
+        char probe;
+        ssize_t n;
+        do n = read(fd, &probe, 1);
+        while (n < 0 && errno == EINTR);
+        if (n == 0) break;
+        *why = n < 0 ? strerror(errno) : "larger than " + std::to_string(max_bytes) + " bytes";
+        return false;
+      }
+      out->resize(std::min(max_bytes, have * 2));
+    }
+    const ssize_t n = read(fd, &(*out)[have], out->size() - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *why = strerror(errno);
+      return false;
+    }
+    if (n == 0) break;
+    have += static_cast<size_t>(n);
+  }
+  out->resize(have);
+  return true;
+}
+
+}  // namespace
+
+bool file_read_capped(const std::string& path, size_t max_bytes, std::string* out, std::string* why,
+                      Links links) {
   out->clear();
-  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  const int fd = open(
+      path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (links == Links::kRefuse ? O_NOFOLLOW : 0));
   if (fd < 0) {
-    *why = errno == ELOOP ? "a symlink (refused)" : strerror(errno);
+    *why = errno == ELOOP && links == Links::kRefuse ? "a symlink (refused)" : strerror(errno);
     return false;
   }
   struct stat st;
   bool ok = fstat(fd, &st) == 0;
-  // /proc files report size 0: only regular files are size-checked up front.
-  if (ok && !S_ISREG(st.st_mode)) {
-    *why = "not a regular file";
+  if (!ok) {
+    *why = strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    *why = S_ISDIR(st.st_mode) ? "a directory" : "not a regular file";
     ok = false;
-  } else if (ok && st.st_size > 0 && static_cast<size_t>(st.st_size) > max_bytes) {
+  } else if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     *why = "larger than " + std::to_string(max_bytes) + " bytes";
     ok = false;
   }
-  char buf[8192];
-  while (ok) {
-    const ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      *why = strerror(errno);
+  if (ok) {
+    try {
+      // /proc files report size 0: they are read in growing pieces.
+      ok = fd_read_all(fd, static_cast<size_t>(st.st_size), max_bytes, out, why);
+    } catch (const std::bad_alloc&) {
+      *why = "out of memory";
       ok = false;
-      break;
     }
-    if (n == 0) break;
-    if (out->size() + static_cast<size_t>(n) > max_bytes) {
-      *why = "larger than " + std::to_string(max_bytes) + " bytes";
-      ok = false;
-      break;
-    }
-    out->append(buf, static_cast<size_t>(n));
   }
   close(fd);
+  if (!ok) out->clear();
   return ok;
 }
 

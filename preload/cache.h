@@ -35,9 +35,12 @@ std::string budget_id(const topo::Budget& b);
 // calibration-<hash of machine and budget>.txt
 std::string calibration_name(const std::string& machine, const std::string& budget);
 
-// Reads a whole file of at most max_bytes; false with *why otherwise.
-bool file_read_capped(const std::string& path, size_t max_bytes, std::string* out,
-                      std::string* why);
+// Reads a whole regular file of at most max_bytes; false with *why otherwise (a FIFO or
+// device is refused without blocking). The cache's own files refuse a symlink; a file a
+// user names (a model) may be one.
+enum class Links { kRefuse, kFollow };
+bool file_read_capped(const std::string& path, size_t max_bytes, std::string* out, std::string* why,
+                      Links links = Links::kRefuse);
 
 // Makes dir (0700) if missing; false when it is a symlink or another user's.
 bool dir_make(const std::string& dir, std::string* why);

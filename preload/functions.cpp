@@ -14,6 +14,7 @@
 #include "governor/function_memory.h"
 #include "preload/cache.h"
 #include "preload/json.h"
+#include "preload/report.h"
 
 namespace pw::functions {
 namespace {
@@ -117,24 +118,10 @@ void function_seen(const graph::Graph& g, const graph::Stats& st, const std::str
   e.how = how;
   e.nodes = st.nodes;
   gov::FunctionGraph& f = e.graph;
+  static_cast<gov::GraphWidth&>(f) = planning::width_of(st);
   f.name = g.name;
-  f.heavy = static_cast<long>(st.heavy);
-  f.layers = static_cast<long>(st.layers);
-  f.avg_width = static_cast<long>(st.avg_width);
-  f.max_level_width = static_cast<long>(st.max_level_width);
-  f.weighted_parallelism = st.weighted_parallelism;
-  f.costs = st.costs;
-  f.work_flops = st.work_flops;
-  f.span_flops = st.span_flops;
   if (st.costs == "flops" && g.nodes.size() <= gov::kFunctionMemoryMaxOps) {
-    f.cost_graph.ops.reserve(g.nodes.size());
-    for (const graph::Node& n : g.nodes) {
-      gov::OpCost c;
-      c.flops = n.flops > 0 ? n.flops : 0;
-      c.bytes = n.bytes > 0 ? n.bytes : 0;
-      c.preds = n.preds;
-      f.cost_graph.ops.push_back(std::move(c));
-    }
+    f.cost_graph = planning::cost_graph_of(g);
   } else if (st.costs == "flops") {
     f.costs = "unit";  // too large to remember operator by operator
   }
@@ -170,16 +157,9 @@ bool recall(planning::GraphSummary* out, std::string* warning) {
   const gov::FunctionGraph& f = m.graph;
   planning::GraphSummary& g = *out;
   g = planning::GraphSummary();
+  static_cast<gov::GraphWidth&>(g) = f;
   g.known = true;
   g.source = "tensorflow function graph " + f.name + " (remembered)";
-  g.heavy = f.heavy;
-  g.layers = f.layers;
-  g.avg_width = f.avg_width;
-  g.max_level_width = f.max_level_width;
-  g.weighted_parallelism = f.weighted_parallelism;
-  g.costs = f.costs;
-  g.work_flops = f.work_flops;
-  g.span_flops = f.span_flops;
   g.work_over_span = f.span_flops > 0 ? f.work_flops / f.span_flops : 1;
   g.costs_known = f.costs == "flops" && !f.cost_graph.ops.empty();
   g.cost_graph = f.cost_graph;
@@ -209,14 +189,7 @@ std::string functions_json() {
     w.key("readable").value(true);
     w.key("name").value(f.name);
     w.key("nodes").value(static_cast<long long>(e.nodes));
-    w.key("heavy").value(f.heavy);
-    w.key("layers").value(f.layers);
-    w.key("avg_width").value(f.avg_width);
-    w.key("max_level_width").value(f.max_level_width);
-    w.key("weighted_parallelism").value(f.weighted_parallelism);
-    w.key("costs").value(f.costs);
-    w.key("work_flops").value(f.work_flops);
-    w.key("span_flops").value(f.span_flops);
+    report::width_fields(&w, f);
     w.end_object();
   }
   w.end_array();

@@ -14,6 +14,7 @@
 #include "governor/process_share.h"
 #include "graph/graph.h"
 #include "preload/cache.h"
+#include "preload/model_file.h"
 #include "preload/node.h"
 
 #include <ctime>
@@ -83,7 +84,7 @@ bool graph_summary(const std::string& path, GraphSummary* out, std::string* err,
   graph::InputShapes shapes;
   std::vector<std::string> warnings;
   graph::Status s = graph::input_shapes_parse(input_shapes, &shapes, err);
-  if (s == graph::Status::kOk) s = graph::model_load(path, &g, err);
+  if (s == graph::Status::kOk) s = files::model_load(path, &g, err);
   if (s == graph::Status::kOk) s = graph::shapes_infer(&g, shapes, &warnings, err);
   if (s == graph::Status::kOk) s = graph::stats_compute(g, &st, err);
   if (shape_warnings)
@@ -114,36 +115,45 @@ graph::Status graph_costed(graph::Graph* g, const std::string& input_shapes, Gra
   return s;
 }
 
+gov::GraphWidth width_of(const graph::Stats& st) {
+  gov::GraphWidth w;
+  w.heavy = static_cast<long>(st.heavy);
+  w.layers = static_cast<long>(st.layers);
+  w.avg_width = static_cast<long>(st.avg_width);
+  w.max_level_width = static_cast<long>(st.max_level_width);
+  w.weighted_parallelism = st.weighted_parallelism;
+  w.costs = st.costs;
+  w.work_flops = st.work_flops;
+  w.span_flops = st.span_flops;
+  return w;
+}
+
+gov::CostGraph cost_graph_of(const graph::Graph& g) {
+  gov::CostGraph cg;
+  cg.ops.reserve(g.nodes.size());
+  for (const graph::Node& n : g.nodes) {
+    gov::OpCost c;
+    c.flops = n.flops > 0 ? n.flops : 0;
+    c.bytes = n.bytes > 0 ? n.bytes : 0;
+    c.preds = n.preds;
+    // What shape inference folded (constants, shape arithmetic) frameworks fold too.
+    c.folded =
+        n.op == "Constant" ||
+        (!n.out.empty() && std::all_of(n.out.begin(), n.out.end(),
+                                       [](const graph::TensorInfo& t) { return t.has_values; }));
+    cg.ops.push_back(std::move(c));
+  }
+  return cg;
+}
+
 void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* out) {
+  static_cast<gov::GraphWidth&>(*out) = width_of(st);
   out->known = true;
   out->source = st.source;
-  out->heavy = static_cast<long>(st.heavy);
-  out->layers = static_cast<long>(st.layers);
-  out->avg_width = static_cast<long>(st.avg_width);
-  out->max_level_width = static_cast<long>(st.max_level_width);
-  out->weighted_parallelism = st.weighted_parallelism;
-  out->costs = st.costs;
-  out->work_flops = st.work_flops;
-  out->span_flops = st.span_flops;
   out->work_over_span = st.work_over_span;
   out->fingerprint = graph::fingerprint(g);
   out->costs_known = st.costs == "flops" && !g.nodes.empty();
-  out->cost_graph.ops.clear();
-  if (out->costs_known) {
-    out->cost_graph.ops.reserve(g.nodes.size());
-    for (const graph::Node& n : g.nodes) {
-      gov::OpCost c;
-      c.flops = n.flops > 0 ? n.flops : 0;
-      c.bytes = n.bytes > 0 ? n.bytes : 0;
-      c.preds = n.preds;
-      // What shape inference folded (constants, shape arithmetic) frameworks fold too.
-      c.folded =
-          n.op == "Constant" ||
-          (!n.out.empty() && std::all_of(n.out.begin(), n.out.end(),
-                                         [](const graph::TensorInfo& t) { return t.has_values; }));
-      out->cost_graph.ops.push_back(std::move(c));
-    }
-  }
+  out->cost_graph = out->costs_known ? cost_graph_of(g) : gov::CostGraph();
 }
 
 gov::Plan plan_choose(const opt::Options& o, const opt::EnvLookup& env,

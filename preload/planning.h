@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "governor/graph_width.h"
 #include "governor/plan.h"
 #include "governor/schedule.h"
 #include "graph/graph.h"
@@ -13,13 +14,10 @@
 
 namespace pw::planning {
 
-struct GraphSummary {
+struct GraphSummary : gov::GraphWidth {
   bool known = false;
   std::string source;
-  long heavy = 0, layers = 0, avg_width = 1, max_level_width = 1;
-  double weighted_parallelism = 1;
-  std::string costs = "unit";  // "flops" when weighted_parallelism used FLOPs
-  double work_flops = 0, span_flops = 0, work_over_span = 1;  // graph/README.md
+  double work_over_span = 1;  // graph/README.md
   // The operators with their FLOPs and bytes, when every heavy operator's
   // FLOPs are known (costs_known); the model plans from it.
   bool costs_known = false;
@@ -69,6 +67,11 @@ std::string boot_cache_dir(const opt::Options& o);
 
 // The summary (statistics and operator costs) of a graph already read.
 void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* out);
+
+// The statistics the plan uses, from graph/'s.
+gov::GraphWidth width_of(const graph::Stats& st);
+// g's operators with their FLOPs and bytes (unknown: 0), and which shape inference folded.
+gov::CostGraph cost_graph_of(const graph::Graph& g);
 
 // What a framework hook does with the graph a session will run: infers its
 // shapes (from the graph's own input shapes, and PARWIDTH_INPUT_SHAPES's text

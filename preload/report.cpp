@@ -78,19 +78,23 @@ std::string plan_json(const gov::Plan& p) {
   return w.str();
 }
 
+void width_fields(json::Writer* w, const gov::GraphWidth& g) {
+  w->key("heavy").value(g.heavy);
+  w->key("layers").value(g.layers);
+  w->key("avg_width").value(g.avg_width);
+  w->key("max_level_width").value(g.max_level_width);
+  w->key("weighted_parallelism").value(g.weighted_parallelism);
+  w->key("costs").value(g.costs);
+  w->key("work_flops").value(g.work_flops);
+  w->key("span_flops").value(g.span_flops);
+}
+
 std::string graph_json(const planning::GraphSummary& g) {
   if (!g.known) return "null";
   json::Writer w;
   w.begin_object();
   w.key("source").value(g.source);
-  w.key("heavy").value(g.heavy);
-  w.key("layers").value(g.layers);
-  w.key("avg_width").value(g.avg_width);
-  w.key("max_level_width").value(g.max_level_width);
-  w.key("weighted_parallelism").value(g.weighted_parallelism);
-  w.key("costs").value(g.costs);
-  w.key("work_flops").value(g.work_flops);
-  w.key("span_flops").value(g.span_flops);
+  width_fields(&w, g);
   w.key("work_over_span").value(g.work_over_span);
   w.key("fingerprint");
   if (g.fingerprint.empty())

@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "governor/graph_width.h"
 #include "governor/registry.h"
+#include "preload/json.h"
 #include "preload/options.h"
 #include "preload/planning.h"
 
@@ -53,6 +55,9 @@ std::string report_json(const Input& in);
 std::string budget_json(const topo::Budget& b);
 std::string plan_json(const gov::Plan& p);
 // The graph object, or "null" when no graph is known.
+// The width statistics' fields (heavy ... span_flops) into an open JSON object.
+void width_fields(json::Writer* w, const gov::GraphWidth& g);
+
 std::string graph_json(const planning::GraphSummary& g);
 
 // Writes PARWIDTH_REPORT (if set) atomically, and the summary on stderr at

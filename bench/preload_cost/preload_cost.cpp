@@ -180,17 +180,17 @@ std::string loadavg() {
   return s.substr(0, s.find(' ', s.find(' ', s.find(' ') + 1) + 1));
 }
 
-std::string self_dir() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  buf[n] = '\0';
-  std::string p(buf);
-  return p.substr(0, p.rfind('/'));
+// This program's real path: the build's bin/ holds it, with lib/ beside bin/.
+std::string self_exe() {
+  char* p = realpath("/proc/self/exe", nullptr);
+  std::string s = p ? p : "./bench_preload_cost";
+  free(p);
+  return s;
 }
 
-std::string self_exe() {
-  return self_dir() + "/bench_preload_cost";
+std::string self_dir() {
+  const std::string e = self_exe();
+  return e.substr(0, e.rfind('/'));
 }
 
 void row(const char* name, const Stats& s, const Stats& base, const char* base_name) {

@@ -44,7 +44,8 @@ def test_width_reports_flops_work_and_span_from_inferred_shapes():
     assert json.loads(p.stdout)["work_flops"] == one["work_flops"]
     assert p.stderr.count("parwidth: warning: ") == 1 and "inputs: input" in p.stderr
     p = cli("width", MODELS / "googlenet.onnx", "--input-shape", "input=4xbig")
-    assert p.returncode == 2 and p.stderr.startswith("parwidth: error: ")
+    assert p.returncode == 2 and p.stderr.startswith("parwidth width: error: --input-shape: ")
+    assert p.stderr.count("\n") == 1
 
 
 def test_width_table_shows_work_and_span():
@@ -91,7 +92,54 @@ def test_usage_errors_exit_2(args):
     assert cli(*args).returncode == 2
 
 
-@pytest.mark.parametrize("cmd", ["run", "plan", "topo", "width"])
+COMMANDS = ["run", "plan", "topo", "width", "sweep", "tune", "calibrate", "node", "plans"]
+
+
+@pytest.mark.parametrize("cmd", COMMANDS)
 def test_help_exits_0(cmd):
-    p = cli(cmd, "--help")
-    assert p.returncode == 0 and "usage: parwidth" in p.stdout
+    for flag in ("--help", "-h"):
+        p = cli(cmd, flag)
+        assert p.returncode == 0 and p.stdout.startswith("usage: parwidth " + cmd), p.stdout
+        assert p.stderr == ""
+
+
+@pytest.mark.parametrize("cmd", COMMANDS)
+def test_every_command_words_option_errors_alike(cmd):
+    """One option table per command, one scanner: an unknown option, a value given to a
+    flag and a missing value are each one line "parwidth CMD: error: ..." and exit 2."""
+    p = cli(cmd, "--no-such-option")
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr == (f"parwidth {cmd}: error: unknown option '--no-such-option' "
+                        f"(see parwidth {cmd} --help)\n")
+    valued = {"run": "--lib", "plan": "--cpus", "topo": "--cpus", "width": "--input-shape",
+              "sweep": "--repeat", "tune": "--repeat", "node": "--watch", "plans": "--forget"}
+    if cmd in valued:
+        p = cli(cmd, valued[cmd])
+        assert p.returncode == 2
+        assert p.stderr.startswith(f"parwidth {cmd}: error: {valued[cmd]} wants ")
+        assert p.stderr.count("\n") == 1
+    flag = {"plan": "--json", "topo": "--json", "width": "--json", "sweep": "--json",
+            "tune": "--json", "calibrate": "--show", "node": "--json", "plans": "--json",
+            "run": "--no-calibrate"}[cmd]
+    p = cli(cmd, flag + "=1")
+    assert p.returncode == 2 and p.stderr.startswith(f"parwidth {cmd}: error: {flag} takes no value")
+
+
+@pytest.mark.parametrize("args,want", [
+    (["sweep", "--pools=1,x", "--", "true"], "--pools wants a list like 1,2,4 or 1-4, got '1,x'"),
+    (["sweep", "--intra", "4-2", "--", "true"], "--intra wants a list like 1,2,4 or 1-4, got '4-2'"),
+    (["tune", "--budget-s=-1", "--", "true"], "--budget-s wants seconds > 0, got '-1'"),
+    (["node", "--watch", "0"], "--watch wants an integer 1..3600, got '0'"),
+    (["plan", "--pools", "4097"], "--pools wants an integer 1..4096, got '4097'"),
+])
+def test_option_values_are_checked_where_they_are_read(args, want):
+    p = cli(*args)
+    assert p.returncode == 2 and p.stderr.startswith(f"parwidth {args[0]}: error: {want}"), p.stderr
+
+
+def test_both_value_spellings_mean_the_same():
+    spaced = cli("plan", "--json", "--topology", "synthetic:package:1 core:3 pu:1", "--pools", "3")
+    joined = cli("plan", "--json", "--topology=synthetic:package:1 core:3 pu:1", "--pools=3")
+    assert spaced.returncode == 0 and joined.returncode == 0, (spaced.stderr, joined.stderr)
+    assert json.loads(spaced.stdout)["plan"] == json.loads(joined.stdout)["plan"]
+    assert json.loads(joined.stdout)["plan"]["pools"] == 3

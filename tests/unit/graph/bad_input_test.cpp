@@ -124,7 +124,8 @@ struct CmdResult {
 };
 
 CmdResult run_width(const std::string& arg) {
-  std::string cmd = std::string(PW_WIDTH_DRIVER) + " width '" + arg + "' 2>&1 >/dev/null";
+  // The driver is pw_cmd_width itself: its argv[1] is the model, as after `parwidth width`.
+  std::string cmd = std::string(PW_WIDTH_DRIVER) + " '" + arg + "' 2>&1 >/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   char buf[512];
@@ -142,6 +143,9 @@ TEST(BadInput, WidthCommandExitsTwoWithOneLine) {
     return base + "/" + name;
   };
   std::string b = fixture_bytes("resnet50.onnx");
+  // The whole model is read: the driver itself works, so the failures below are the files'.
+  const CmdResult whole = run_width(write("whole.onnx", b));
+  EXPECT_EQ(whole.code, 0) << whole.err;
   for (const std::string& path :
        {write("trunc.onnx", b.substr(0, b.size() / 2)), write("magic.onnx", "\x89PNG\r\n\x1a\n"),
         write("zero.onnx", ""), write("zero.pb", ""), write("garbage.pb", std::string(100, '\xee')),
@@ -151,6 +155,8 @@ TEST(BadInput, WidthCommandExitsTwoWithOneLine) {
     EXPECT_EQ(r.code, 2) << path;
     EXPECT_EQ(r.err.rfind("parwidth: error: ", 0), 0u) << path << ": " << r.err;
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+    EXPECT_NE(r.err.find(path.substr(base.size())), std::string::npos)
+        << "names the file: " << r.err;
   }
 }
 

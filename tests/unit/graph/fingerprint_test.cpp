@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "graph/graph.h"
+#include "preload/model_file.h"
 #include "test_util.h"
 
 namespace pw::graph {
@@ -26,7 +27,7 @@ TEST(Fingerprint, FileAndBytesAgreeAndShapesCount) {
   const std::string path = fixture("squeezenet1_0.onnx");
   Graph from_file, from_bytes;
   std::string err;
-  ASSERT_EQ(model_load(path, &from_file, &err), Status::kOk) << err;
+  ASSERT_EQ(files::model_load(path, &from_file, &err), Status::kOk) << err;
   std::ifstream f(path, std::ios::binary);
   std::stringstream ss;
   ss << f.rdbuf();
@@ -41,7 +42,7 @@ TEST(Fingerprint, FileAndBytesAgreeAndShapesCount) {
   const std::string input = from_file.inputs.at(0);
   EXPECT_NE(a, fingerprint_of(from_file, {{input, {4, 3, 224, 224}}}));
   Graph other;
-  ASSERT_EQ(model_load(fixture("googlenet.onnx"), &other, &err), Status::kOk) << err;
+  ASSERT_EQ(files::model_load(fixture("googlenet.onnx"), &other, &err), Status::kOk) << err;
   EXPECT_NE(a, fingerprint_of(other));
 }
 

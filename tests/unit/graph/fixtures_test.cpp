@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/graph.h"
+#include "preload/model_file.h"
 
 namespace pw::graph {
 namespace {
@@ -16,8 +17,9 @@ Stats load(const std::string& rel) {
   Graph g;
   Stats s;
   std::string err;
-  EXPECT_EQ(model_load(std::string(PW_SOURCE_DIR) + "/tests/fixtures/models/" + rel, &g, &err),
-            Status::kOk)
+  EXPECT_EQ(
+      files::model_load(std::string(PW_SOURCE_DIR) + "/tests/fixtures/models/" + rel, &g, &err),
+      Status::kOk)
       << err;
   EXPECT_EQ(stats_compute(g, &s, &err), Status::kOk) << err;
   return s;
@@ -80,7 +82,8 @@ TEST(Fixtures, CostsFromInferredShapes) {
     Stats s;
     std::string err;
     std::vector<std::string> warnings;
-    ASSERT_EQ(model_load(std::string(PW_SOURCE_DIR) + "/tests/fixtures/models/" + c.file, &g, &err),
+    ASSERT_EQ(files::model_load(std::string(PW_SOURCE_DIR) + "/tests/fixtures/models/" + c.file, &g,
+                                &err),
               Status::kOk)
         << err;
     ASSERT_EQ(shapes_infer(&g, {}, &warnings, &err), Status::kOk) << err;
