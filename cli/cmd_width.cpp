@@ -8,6 +8,7 @@
 #include "cli/args.h"
 #include "graph/graph.h"
 #include "preload/model_file.h"
+#include "preload/report.h"
 
 namespace {
 
@@ -95,7 +96,7 @@ int pw_cmd_width(int argc, char** argv) {
     return 2;
   }
   if (json) {
-    std::printf("%s\n", pw::graph::stats_to_json(s).c_str());
+    std::printf("%s\n", pw::report::stats_json(s).c_str());
   } else {
     print_table(s);
   }

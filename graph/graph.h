@@ -233,8 +233,4 @@ Status stats_compute(const Graph& g, Stats* out, std::string* err);
 // measured plans are stored under it (governor/plan_store). Call after shapes_infer.
 std::string fingerprint(const Graph& g);
 
-// One JSON object: heavy, layers, avg_width, max_level_width, weighted_parallelism,
-// heavy_by_type, costs, nodes, source, name, subgraphs (and note when set).
-std::string stats_to_json(const Stats& s);
-
 }  // namespace pw::graph

@@ -89,6 +89,48 @@ void width_fields(json::Writer* w, const gov::GraphWidth& g) {
   w->key("span_flops").value(g.span_flops);
 }
 
+namespace {
+
+void stats_fields(json::Writer* w, const graph::Stats& s, bool top) {
+  w->begin_object();
+  w->key("source").value(s.source);
+  w->key("name").value(s.name);
+  w->key("nodes").value(static_cast<long long>(s.nodes));
+  w->key("heavy").value(static_cast<long long>(s.heavy));
+  w->key("layers").value(static_cast<long long>(s.layers));
+  w->key("avg_width").value(static_cast<long long>(s.avg_width));
+  w->key("max_level_width").value(static_cast<long long>(s.max_level_width));
+  w->key("weighted_parallelism").value(s.weighted_parallelism);
+  w->key("costs").value(s.costs);
+  w->key("work_flops").value(s.work_flops);
+  w->key("span_flops").value(s.span_flops);
+  w->key("work_over_span").value(s.work_over_span);
+  w->key("bytes").value(s.bytes);
+  w->key("flops_known_nodes").value(static_cast<long long>(s.known_flops_nodes));
+  w->key("heavy_by_type").begin_object();
+  for (const auto& [op, count] : s.heavy_by_type) w->key(op).value(static_cast<long long>(count));
+  w->end_object();
+  if (!s.note.empty()) w->key("note").value(s.note);
+  if (top) {
+    w->key("subgraphs").begin_array();
+    for (const graph::Stats& sub : s.subgraphs) stats_fields(w, sub, false);
+    w->end_array();
+  }
+  w->end_object();
+}
+
+}  // namespace
+
+std::string stats_json(const graph::Stats& s) {
+  try {
+    json::Writer w;
+    stats_fields(&w, s, true);
+    return w.str();
+  } catch (...) {
+    return "{}";  // out of memory: an empty object keeps callers' JSON well-formed
+  }
+}
+
 std::string graph_json(const planning::GraphSummary& g) {
   if (!g.known) return "null";
   json::Writer w;

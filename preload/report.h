@@ -60,6 +60,11 @@ void width_fields(json::Writer* w, const gov::GraphWidth& g);
 
 std::string graph_json(const planning::GraphSummary& g);
 
+// A graph's statistics (and its subgraphs') as one JSON object: `parwidth width --json`.
+// heavy, layers, avg_width, max_level_width, weighted_parallelism, heavy_by_type, costs,
+// work_flops, span_flops, work_over_span, bytes, nodes, source, name, subgraphs (and note).
+std::string stats_json(const graph::Stats& s);
+
 // Writes PARWIDTH_REPORT (if set) atomically, and the summary on stderr at
 // VERBOSE >= 1. "%p" in the path is the pid; a forked child without "%p"
 // writes to "<path>.<pid>" so that it never replaces its parent's report.

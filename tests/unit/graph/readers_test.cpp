@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/heavy_ops.h"
+#include "preload/report.h"
 #include "tests/unit/graph/test_util.h"
 
 namespace pw::graph {
@@ -111,7 +112,7 @@ TEST(OnnxReader, ControlFlowBodiesAreSubgraphsAndTheirOuterReadsAreEdges) {
   EXPECT_EQ(s.subgraphs[0].name, "/if/then_branch");
   EXPECT_EQ(s.subgraphs[0].heavy, 1u);  // the inner Conv: heavy, its W found in the outer scope
   EXPECT_EQ(s.subgraphs[1].heavy, 0u);
-  EXPECT_NE(stats_to_json(s).find("\"subgraphs\":[{"), std::string::npos);
+  EXPECT_NE(report::stats_json(s).find("\"subgraphs\":[{"), std::string::npos);
 }
 
 TEST(TfReader, ControlInputsAreEdges) {

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "graph/graph.h"
+#include "preload/report.h"
 #include "tests/unit/graph/test_util.h"
 
 namespace pw::graph {
@@ -551,7 +552,7 @@ TEST(WorkSpan, DiamondByHand) {
   EXPECT_DOUBLE_EQ(s.span_flops, 31.0);  // a b d
   EXPECT_DOUBLE_EQ(s.work_over_span, 43.0 / 31.0);
   EXPECT_EQ(s.known_flops_nodes, 5u);
-  const std::string j = stats_to_json(s);
+  const std::string j = report::stats_json(s);
   EXPECT_NE(j.find("\"work_flops\":43"), std::string::npos) << j;
   EXPECT_NE(j.find("\"span_flops\":31"), std::string::npos) << j;
   EXPECT_NE(j.find("\"heavy_by_type\""), std::string::npos) << j;  // old keys stay

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/json_value.h"
+#include "preload/report.h"
 #include "tests/unit/graph/test_util.h"
 
 namespace pw::graph {
@@ -179,7 +180,7 @@ TEST(GraphStats, LongChainDoesNotRecurse) {
 
 TEST(GraphStats, JsonHasTheDocumentedKeys) {
   Stats s = compute(make_graph({{"a", true, {}}, {"b", true, {}}}));
-  std::string j = stats_to_json(s);
+  std::string j = report::stats_json(s);
   for (const char* key : {"\"heavy\":2", "\"layers\":1", "\"avg_width\":2", "\"max_level_width\":2",
                           "\"weighted_parallelism\":2", "\"heavy_by_type\":{\"MatMul\":2}",
                           "\"source\":", "\"costs\":\"unit\"", "\"subgraphs\":[]"})
@@ -191,7 +192,7 @@ TEST(GraphStats, JsonEscapesTheModelsNames) {
   // still gives JSON that reads back to the same name.
   Stats s = compute(make_graph({{"a", true, {}}}));
   s.source = "dir\\m\"x\n\x01.onnx";
-  const std::string j = stats_to_json(s);
+  const std::string j = report::stats_json(s);
   EXPECT_NE(j.find("\"source\":\"dir\\\\m\\\"x\\n\\u0001.onnx\""), std::string::npos) << j;
   json::Value v;
   std::string err;
