@@ -52,7 +52,8 @@ void usage(FILE* f) {
       "Environment options:\n",
       f);
   for (const pw::opt::OptionInfo& o : pw::opt::options_table())
-    fprintf(f, "  PARWIDTH_%-12s %-22s default %s\n      %s\n", o.name, o.type, o.def, o.help);
+    fprintf(f, "  PARWIDTH_%-12s %-22s default %s\n      %s\n", o.name.c_str(), o.type.c_str(),
+            o.def.c_str(), o.help.c_str());
   fputs("\nExit status: CMD's own; 2 for a usage error; 126/127 if CMD cannot be run.\n", f);
 }
 

@@ -13,10 +13,16 @@
 namespace pw::opt {
 namespace {
 
+// One row of the table: its text (name, kind, default, help) and what reads and shows the
+// value. The builders below write each option's range and words once: the kind's text,
+// the parser's checks and the warning come from the same numbers and names, and the
+// default shown is the Options struct's own default, shown by the same function.
 struct Row {
   OptionInfo info;
   // Applies `text` to `o`; returns false (with *why) when the value is bad.
-  bool (*apply)(const char* text, Options* o, std::string* why);
+  std::function<bool(const char* text, Options* o, std::string* why)> apply;
+  // The value in `o`, as text ("name=value" in the report, the default in --help).
+  std::function<std::string(const Options& o)> show;
 };
 
 bool parse_int(const char* s, long lo, long hi, int* out, std::string* why) {
@@ -60,142 +66,181 @@ bool nonempty(const char* s, std::string* out, std::string* why) {
   return true;
 }
 
-const Row kRows[] = {
-    {{"MODE", "off|observe|govern", "govern",
-      "off: do nothing; observe: change nothing, report the plan; govern: apply it"},
-     [](const char* s, Options* o, std::string* why) {
-       if (!strcasecmp(s, "off")) return o->mode = Mode::kOff, true;
-       if (!strcasecmp(s, "observe")) return o->mode = Mode::kObserve, true;
-       if (!strcasecmp(s, "govern")) return o->mode = Mode::kGovern, true;
-       *why = "not one of off, observe, govern";
-       return false;
-     }},
-    {{"POOLS", "int 1..4096", "from the graph", "number of inter-op pools (overrides the plan)"},
-     [](const char* s, Options* o, std::string* why) {
-       return parse_int(s, 1, 4096, &o->pools, why);
-     }},
-    {{"INTRA", "int 1..4096", "cores / pools",
-      "intra-op (OpenMP) threads per pool (overrides the plan)"},
-     [](const char* s, Options* o, std::string* why) {
-       return parse_int(s, 1, 4096, &o->intra, why);
-     }},
-    {{"MODEL", "path", "none", "model graph: .onnx, .pb GraphDef or SavedModel dir, .json"},
-     [](const char* s, Options* o, std::string* why) { return nonempty(s, &o->model, why); }},
-    {{"INPUT_SHAPES", "name=DxD..,..", "the model's",
-      "shapes of the model's graph inputs for its operator costs, e.g. "
-      "input=1x3x224x224,ids=8x16 (symbolic dims otherwise count as 1)"},
-     [](const char* s, Options* o, std::string* why) {
-       graph::InputShapes parsed;
-       if (graph::input_shapes_parse(s, &parsed, why) != graph::Status::kOk) return false;
-       o->input_shapes = s;
-       return true;
-     }},
-    {{"CPUS", "cpu list", "all allowed", "restrict the budget to these CPUs, e.g. 0-3,8"},
-     [](const char* s, Options* o, std::string* why) {
-       if (!nonempty(s, &o->cpus, why)) return false;
-       for (const char* p = s; *p; ++p) {
-         if (!strchr("0123456789-, \n", *p)) {
-           *why = "not a cpu list (e.g. 0-3,8)";
-           o->cpus.clear();
-           return false;
-         }
-       }
-       return true;
-     }},
-    {{"SMT", "bool", "0", "use SMT siblings as separate slots"},
-     [](const char* s, Options* o, std::string* why) { return parse_bool(s, &o->smt, why); }},
-    {{"PIN", "none|pool|core", "core",
-      "pin each new thread to one core of its pool, to its pool's cores, or not at all"},
-     [](const char* s, Options* o, std::string* why) {
-       if (!strcasecmp(s, "none")) return o->pin = Pin::kNone, true;
-       if (!strcasecmp(s, "pool")) return o->pin = Pin::kPool, true;
-       if (!strcasecmp(s, "core")) return o->pin = Pin::kCore, true;
-       *why = "not one of none, pool, core";
-       return false;
-     }},
-    {{"MONITOR", "on|off", "on", "watch for oversubscription at run time"},
-     [](const char* s, Options* o, std::string* why) { return parse_bool(s, &o->monitor, why); }},
-    {{"MONITOR_MS", "int 10..60000", "100", "monitor sampling period in milliseconds"},
-     [](const char* s, Options* o, std::string* why) {
-       return parse_int(s, 10, 60000, &o->monitor_ms, why);
-     }},
-    {{"REPORT", "path", "none", "write the JSON report here at exit (%p = pid)"},
-     [](const char* s, Options* o, std::string* why) { return nonempty(s, &o->report, why); }},
-    {{"VERBOSE", "int 0..3", "0", "1: summary on stderr at exit; 2: options and plan; 3: threads"},
-     [](const char* s, Options* o, std::string* why) {
-       return parse_int(s, 0, 3, &o->verbose, why);
-     }},
-    {{"INCLUDE", "patterns", "all",
-      "govern only programs whose name matches (globs, ':'-separated)"},
-     [](const char* s, Options* o, std::string* why) { return nonempty(s, &o->include, why); }},
-    {{"EXCLUDE", "patterns", "none", "never govern programs whose name matches"},
-     [](const char* s, Options* o, std::string* why) { return nonempty(s, &o->exclude, why); }},
-    {{"TOPOLOGY", "path|synthetic:<desc>", "this machine",
-      "plan for an hwloc XML file or synthetic topology instead of this machine"},
-     [](const char* s, Options* o, std::string* why) { return nonempty(s, &o->topology, why); }},
-    {{"OVERRIDE", "bool", "0", "replace thread settings the user made explicitly"},
-     [](const char* s, Options* o, std::string* why) {
-       return parse_bool(s, &o->override_user, why);
-     }},
-    {{"LOCAL_RANK", "int 0..65535", "from the launcher", "this process's rank on the node"},
-     [](const char* s, Options* o, std::string* why) {
-       return parse_int(s, 0, 65535, &o->local_rank, why);
-     }},
-    {{"LOCAL_SIZE", "int 1..65536", "from the launcher", "governed processes on the node"},
-     [](const char* s, Options* o, std::string* why) {
-       return parse_int(s, 1, 65536, &o->local_size, why);
-     }},
-    {{"CGROUP", "path", "this process's cgroup",
-      "read cgroup limits from this directory (tests, containers with odd mounts)"},
-     [](const char* s, Options* o, std::string* why) { return nonempty(s, &o->cgroup, why); }},
-    // auto by default: the counters are opened at activation, on the activating thread, and only
-    // while it is the process's only thread (libpapi's and libpfm's initialisation call strtok,
-    // getenv and putenv, process-wide libc state; initialised on the monitor thread beside the
-    // host's threads it corrupted Open MPI processes' heaps in about 2% of runs). Where PAPI's
-    // perf_event component is disabled, libpapi is absent, or threads already run, the monitor
-    // uses /proc alone and the report says why. on: the same, plus a warning when it cannot.
-    {{"PAPI", "auto|on|off", "auto",
-      "PAPI perf_event counters for the monitor where the component is active (off: /proc only)"},
-     [](const char* s, Options* o, std::string* why) {
-       if (!strcasecmp(s, "auto")) return o->papi = Papi::kAuto, true;
-       bool b = false;
-       if (!parse_bool(s, &b, why)) {
-         *why = "not one of auto, on, off (or another boolean word)";
-         return false;
-       }
-       o->papi = b ? Papi::kOn : Papi::kOff;
-       return true;
-     }},
-    {{"NODE", "on|off", "on",
-      "divide the node's cores with other governed processes that no launcher describes"},
-     [](const char* s, Options* o, std::string* why) { return parse_bool(s, &o->node, why); }},
-    {{"NODE_DIR", "path", "/dev/shm/parwidth-<uid>",
-      "the node registry's directory (created 0700; /tmp/parwidth-<uid> without /dev/shm)"},
-     [](const char* s, Options* o, std::string* why) { return nonempty(s, &o->node_dir, why); }},
-    {{"PLAN", "auto|measured|model|width", "auto",
-      "plan source: a measured plan stored for the graph, the model's predicted fastest, the "
-      "width rule (auto: in that order)"},
-     [](const char* s, Options* o, std::string* why) {
-       static const gov::PlanMode kModes[] = {gov::PlanMode::kAuto, gov::PlanMode::kMeasured,
-                                              gov::PlanMode::kModel, gov::PlanMode::kWidth};
-       for (gov::PlanMode m : kModes)
-         if (!strcasecmp(s, gov::plan_mode_name(m))) return o->plan = m, true;
-       *why = "not one of auto, measured, model, width";
-       return false;
-     }},
-    {{"NODE_IDLE_MS", "int 100..3600000", "3000",
-      "a node registry member idle this long gives its share back (re-joins when busy)"},
-     [](const char* s, Options* o, std::string* why) {
-       return parse_int(s, 100, 3600000, &o->node_idle_ms, why);
-     }},
+template <typename E>
+struct Word {
+  const char* word;
+  E value;
+  bool listed;  // shown in the kind's text (false: a synonym)
 };
+
+constexpr Word<Mode> kModeWords[] = {
+    {"off", Mode::kOff, true}, {"observe", Mode::kObserve, true}, {"govern", Mode::kGovern, true}};
+constexpr Word<Pin> kPinWords[] = {
+    {"none", Pin::kNone, true}, {"pool", Pin::kPool, true}, {"core", Pin::kCore, true}};
+constexpr Word<Papi> kPapiWords[] = {
+    {"auto", Papi::kAuto, true}, {"on", Papi::kOn, true},   {"off", Papi::kOff, true},
+    {"1", Papi::kOn, false},     {"yes", Papi::kOn, false}, {"true", Papi::kOn, false},
+    {"0", Papi::kOff, false},    {"no", Papi::kOff, false}, {"false", Papi::kOff, false}};
+constexpr Word<gov::PlanMode> kPlanWords[] = {{"auto", gov::PlanMode::kAuto, true},
+                                              {"measured", gov::PlanMode::kMeasured, true},
+                                              {"model", gov::PlanMode::kModel, true},
+                                              {"width", gov::PlanMode::kWidth, true}};
+
+template <typename E, size_t N>
+const char* word_of(const Word<E> (&words)[N], E v) {
+  for (const Word<E>& w : words)
+    if (w.value == v) return w.word;
+  return "?";
+}
+
+template <typename E, size_t N>
+Row choice_row(const char* name, E Options::*field, const Word<E> (&words)[N], const char* help) {
+  std::string kind, list;
+  for (const Word<E>& w : words) {
+    if (!w.listed) continue;
+    kind += (kind.empty() ? "" : "|") + std::string(w.word);
+    list += (list.empty() ? "" : ", ") + std::string(w.word);
+  }
+  return {{name, kind, "", help},
+          [field, &words, list](const char* s, Options* o, std::string* why) {
+            for (const Word<E>& w : words)
+              if (strcasecmp(s, w.word) == 0) return o->*field = w.value, true;
+            *why = "not one of " + list;
+            return false;
+          },
+          [field, &words](const Options& o) { return std::string(word_of(words, o.*field)); }};
+}
+
+// An integer lo..hi; a value below lo (the struct's "not set") shows as `unset`.
+Row int_row(const char* name, int Options::*field, long lo, long hi, const char* unset,
+            const char* help) {
+  return {{name, "int " + std::to_string(lo) + ".." + std::to_string(hi), "", help},
+          [=](const char* s, Options* o, std::string* why) {
+            return parse_int(s, lo, hi, &(o->*field), why);
+          },
+          [=](const Options& o) {
+            return o.*field < lo && unset ? std::string(unset) : std::to_string(o.*field);
+          }};
+}
+
+// A boolean, shown as words[0] / words[1] ("0"/"1" or "off"/"on"); any boolean word reads.
+Row bool_row(const char* name, bool Options::*field, const char* off, const char* on,
+             const char* help) {
+  const std::string kind = std::string(off) == "0" ? "bool" : std::string(on) + "|" + off;
+  return {
+      {name, kind, "", help},
+      [=](const char* s, Options* o, std::string* why) { return parse_bool(s, &(o->*field), why); },
+      [=](const Options& o) { return std::string(o.*field ? on : off); }};
+}
+
+// Text; empty (the struct's default) shows as `unset`. `check`, when given, vets it.
+Row text_row(const char* name, std::string Options::*field, const char* kind, const char* unset,
+             const char* help, bool (*check)(const char* s, std::string* why) = nullptr) {
+  return {{name, kind, "", help},
+          [=](const char* s, Options* o, std::string* why) {
+            if (!nonempty(s, &(o->*field), why)) return false;
+            if (check && !check(s, why)) {
+              (o->*field).clear();
+              return false;
+            }
+            return true;
+          },
+          [=](const Options& o) { return (o.*field).empty() ? std::string(unset) : o.*field; }};
+}
+
+bool input_shapes_check(const char* s, std::string* why) {
+  graph::InputShapes parsed;
+  return graph::input_shapes_parse(s, &parsed, why) == graph::Status::kOk;
+}
+
+bool cpulist_check(const char* s, std::string* why) {
+  for (const char* p = s; *p; ++p) {
+    if (!strchr("0123456789-, \n", *p)) {
+      *why = "not a cpu list (e.g. 0-3,8)";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<Row> rows_make() {
+  std::vector<Row> r = {
+      choice_row("MODE", &Options::mode, kModeWords,
+                 "off: do nothing; observe: change nothing, report the plan; govern: apply it"),
+      int_row("POOLS", &Options::pools, 1, 4096, "from the graph",
+              "number of inter-op pools (overrides the plan)"),
+      int_row("INTRA", &Options::intra, 1, 4096, "cores / pools",
+              "intra-op (OpenMP) threads per pool (overrides the plan)"),
+      text_row("MODEL", &Options::model, "path", "none",
+               "model graph: .onnx, .pb GraphDef or SavedModel dir, .json"),
+      text_row("INPUT_SHAPES", &Options::input_shapes, "name=DxD..,..", "the model's",
+               "shapes of the model's graph inputs for its operator costs, e.g. "
+               "input=1x3x224x224,ids=8x16 (symbolic dims otherwise count as 1)",
+               input_shapes_check),
+      text_row("CPUS", &Options::cpus, "cpu list", "all allowed",
+               "restrict the budget to these CPUs, e.g. 0-3,8", cpulist_check),
+      bool_row("SMT", &Options::smt, "0", "1", "use SMT siblings as separate slots"),
+      choice_row("PIN", &Options::pin, kPinWords,
+                 "pin each new thread to one core of its pool, to its pool's cores, or not at all"),
+      bool_row("MONITOR", &Options::monitor, "off", "on", "watch for oversubscription at run time"),
+      int_row("MONITOR_MS", &Options::monitor_ms, 10, 60000, nullptr,
+              "monitor sampling period in milliseconds"),
+      text_row("REPORT", &Options::report, "path", "none",
+               "write the JSON report here at exit (%p = pid)"),
+      int_row("VERBOSE", &Options::verbose, 0, 3, nullptr,
+              "1: summary on stderr at exit; 2: options and plan; 3: threads"),
+      text_row("INCLUDE", &Options::include, "patterns", "all",
+               "govern only programs whose name matches (globs, ':'-separated)"),
+      text_row("EXCLUDE", &Options::exclude, "patterns", "none",
+               "never govern programs whose name matches"),
+      text_row("TOPOLOGY", &Options::topology, "path|synthetic:<desc>", "this machine",
+               "plan for an hwloc XML file or synthetic topology instead of this machine"),
+      bool_row("OVERRIDE", &Options::override_user, "0", "1",
+               "replace thread settings the user made explicitly"),
+      int_row("LOCAL_RANK", &Options::local_rank, 0, 65535, "from the launcher",
+              "this process's rank on the node"),
+      int_row("LOCAL_SIZE", &Options::local_size, 1, 65536, "from the launcher",
+              "governed processes on the node"),
+      text_row("CGROUP", &Options::cgroup, "path", "this process's cgroup",
+               "read cgroup limits from this directory (tests, containers with odd mounts)"),
+      // auto by default: the counters are opened at activation, on the activating thread, and
+      // only while it is the process's only thread (libpapi's and libpfm's initialisation call
+      // strtok, getenv and putenv, process-wide libc state; initialised on the monitor thread
+      // beside the host's threads it corrupted Open MPI processes' heaps in about 2% of runs).
+      // Where PAPI's perf_event component is disabled, libpapi is absent, or threads already
+      // run, the monitor uses /proc alone and the report says why. on: the same, plus a
+      // warning when it cannot.
+      choice_row("PAPI", &Options::papi, kPapiWords,
+                 "PAPI perf_event counters for the monitor where the component is active (off: "
+                 "/proc only)"),
+      bool_row("NODE", &Options::node, "off", "on",
+               "divide the node's cores with other governed processes that no launcher "
+               "describes"),
+      text_row("NODE_DIR", &Options::node_dir, "path", "/dev/shm/parwidth-<uid>",
+               "the node registry's directory (created 0700; /tmp/parwidth-<uid> without "
+               "/dev/shm)"),
+      choice_row("PLAN", &Options::plan, kPlanWords,
+                 "plan source: a measured plan stored for the graph, the model's predicted "
+                 "fastest, the width rule (auto: in that order)"),
+      int_row("NODE_IDLE_MS", &Options::node_idle_ms, 100, 3600000, nullptr,
+              "a node registry member idle this long gives its share back (re-joins when busy)"),
+  };
+  const Options defaults;
+  for (Row& row : r) row.info.def = row.show(defaults);
+  return r;
+}
+
+const std::vector<Row>& rows() {
+  static const std::vector<Row>* r = new std::vector<Row>(rows_make());
+  return *r;
+}
 
 }  // namespace
 
 const std::vector<OptionInfo>& options_table() {
   static const std::vector<OptionInfo>* table = [] {
     auto* t = new std::vector<OptionInfo>();
-    for (const Row& r : kRows) t->push_back(r.info);
+    for (const Row& r : rows()) t->push_back(r.info);
     return t;
   }();
   return *table;
@@ -203,8 +248,8 @@ const std::vector<OptionInfo>& options_table() {
 
 Options options_parse(const EnvLookup& env, std::vector<std::string>* warnings) {
   Options o;
-  for (const Row& r : kRows) {
-    const std::string var = std::string("PARWIDTH_") + r.info.name;
+  for (const Row& r : rows()) {
+    const std::string var = "PARWIDTH_" + r.info.name;
     const char* value = env(var.c_str());
     // Empty means unset (`PARWIDTH_REPORT= cmd` is how a shell clears one).
     if (value == nullptr || *value == '\0') continue;
@@ -228,70 +273,21 @@ Options options_parse(const EnvLookup& env, std::vector<std::string>* warnings) 
 }
 
 const char* mode_name(Mode m) {
-  switch (m) {
-    case Mode::kOff:
-      return "off";
-    case Mode::kObserve:
-      return "observe";
-    case Mode::kGovern:
-      return "govern";
-  }
-  return "?";
-}
-
-const char* papi_name(Papi p) {
-  switch (p) {
-    case Papi::kOff:
-      return "off";
-    case Papi::kAuto:
-      return "auto";
-    case Papi::kOn:
-      return "on";
-  }
-  return "?";
+  return word_of(kModeWords, m);
 }
 
 const char* pin_name(Pin p) {
-  switch (p) {
-    case Pin::kNone:
-      return "none";
-    case Pin::kPool:
-      return "pool";
-    case Pin::kCore:
-      return "core";
-  }
-  return "?";
+  return word_of(kPinWords, p);
+}
+
+const char* papi_name(Papi p) {
+  return word_of(kPapiWords, p);
 }
 
 std::vector<std::string> options_describe(const Options& o) {
-  auto num = [](int v) { return v > 0 ? std::to_string(v) : std::string("auto"); };
-  auto str = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
-  return {
-      std::string("MODE=") + mode_name(o.mode),
-      "POOLS=" + num(o.pools),
-      "INTRA=" + num(o.intra),
-      "MODEL=" + str(o.model),
-      "INPUT_SHAPES=" + str(o.input_shapes),
-      "CPUS=" + str(o.cpus),
-      std::string("SMT=") + (o.smt ? "1" : "0"),
-      std::string("PIN=") + pin_name(o.pin),
-      std::string("MONITOR=") + (o.monitor ? "on" : "off"),
-      "MONITOR_MS=" + std::to_string(o.monitor_ms),
-      "REPORT=" + str(o.report),
-      "VERBOSE=" + std::to_string(o.verbose),
-      "INCLUDE=" + str(o.include),
-      "EXCLUDE=" + str(o.exclude),
-      "TOPOLOGY=" + str(o.topology),
-      std::string("OVERRIDE=") + (o.override_user ? "1" : "0"),
-      "LOCAL_RANK=" + (o.local_rank >= 0 ? std::to_string(o.local_rank) : std::string("auto")),
-      "LOCAL_SIZE=" + (o.local_size > 0 ? std::to_string(o.local_size) : std::string("auto")),
-      "CGROUP=" + str(o.cgroup),
-      std::string("PAPI=") + papi_name(o.papi),
-      std::string("NODE=") + (o.node ? "on" : "off"),
-      "NODE_DIR=" + str(o.node_dir),
-      std::string("PLAN=") + gov::plan_mode_name(o.plan),
-      "NODE_IDLE_MS=" + std::to_string(o.node_idle_ms),
-  };
+  std::vector<std::string> out;
+  for (const Row& r : rows()) out.push_back(r.info.name + "=" + r.show(o));
+  return out;
 }
 
 bool patterns_match(const std::string& patterns, const std::vector<std::string>& names) {

@@ -45,10 +45,10 @@ struct Options {
 
 // One row of the table, for --help, the README and verbose output.
 struct OptionInfo {
-  const char* name;  // without the PARWIDTH_ prefix
-  const char* type;  // "mode", "int", "bool", "path", ...
-  const char* def;   // the default, as text
-  const char* help;
+  std::string name;  // without the PARWIDTH_ prefix
+  std::string type;  // "off|observe|govern", "int 1..4096", "bool", "path", ...
+  std::string def;   // the default, as text (the Options struct's default, shown)
+  std::string help;
 };
 const std::vector<OptionInfo>& options_table();
 
