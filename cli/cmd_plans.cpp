@@ -51,7 +51,7 @@ int pw_cmd_plans(int argc, char** argv) {
   bool json = false, forget = false, all = false;
   std::string which;
   namespace cl = pw::cli;
-  // --forget takes a fingerprint or --all (also "--forget --all", "--all --forget").
+  // --forget takes a fingerprint, or --all as its value ("--forget --all").
   const std::vector<cl::Option> opts = {
       cl::flag("--json", &json),
       cl::flag("--all", &all),
