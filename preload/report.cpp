@@ -96,14 +96,7 @@ void stats_fields(json::Writer* w, const graph::Stats& s, bool top) {
   w->key("source").value(s.source);
   w->key("name").value(s.name);
   w->key("nodes").value(static_cast<long long>(s.nodes));
-  w->key("heavy").value(static_cast<long long>(s.heavy));
-  w->key("layers").value(static_cast<long long>(s.layers));
-  w->key("avg_width").value(static_cast<long long>(s.avg_width));
-  w->key("max_level_width").value(static_cast<long long>(s.max_level_width));
-  w->key("weighted_parallelism").value(s.weighted_parallelism);
-  w->key("costs").value(s.costs);
-  w->key("work_flops").value(s.work_flops);
-  w->key("span_flops").value(s.span_flops);
+  width_fields(w, planning::width_of(s));
   w->key("work_over_span").value(s.work_over_span);
   w->key("bytes").value(s.bytes);
   w->key("flops_known_nodes").value(static_cast<long long>(s.known_flops_nodes));
