@@ -99,9 +99,8 @@ bool calibrate_budget(const planning::Planned& p, const std::string& dir, bool p
                      "\ncreated " + std::to_string(c.created) + "\ncores " + std::to_string(cores) +
                      "\nop_overhead_s " + "3e-06\n" + text + "end\n";
   gov::Calibration check;
-  const gov::CalibrationStatus st =
-      gov::calibration_parse(body, c.machine, c.budget, c.created, &check, why);
-  if (st != gov::CalibrationStatus::kOk) {
+  const Status st = gov::calibration_parse(body, c.machine, c.budget, c.created, &check, why);
+  if (st != Status::kOk) {
     *why = "the helper's measurements do not validate: " + *why;
     return false;
   }

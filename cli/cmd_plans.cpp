@@ -130,8 +130,7 @@ int pw_cmd_plans(int argc, char** argv) {
     }
   }
   auto here = [&](const pw::cache::PlanFile& f) {
-    return f.status == pw::gov::PlanFileStatus::kOk && f.stored.machine == machine &&
-           f.stored.budget == budget;
+    return f.status == pw::Status::kOk && f.stored.machine == machine && f.stored.budget == budget;
   };
   if (json) {
     pw::json::Writer w;
@@ -141,8 +140,8 @@ int pw_cmd_plans(int argc, char** argv) {
     for (const pw::cache::PlanFile& f : files) {
       w.begin_object();
       w.key("file").value(f.path);
-      w.key("valid").value(f.status == pw::gov::PlanFileStatus::kOk);
-      if (f.status != pw::gov::PlanFileStatus::kOk) {
+      w.key("valid").value(f.status == pw::Status::kOk);
+      if (f.status != pw::Status::kOk) {
         w.key("why").value(f.why);
         w.end_object();
         continue;
@@ -171,7 +170,7 @@ int pw_cmd_plans(int argc, char** argv) {
   }
   printf("%-16s  %-28s  %-9s  %s\n", "graph", "budget", "plan", "measured");
   for (const pw::cache::PlanFile& f : files) {
-    if (f.status != pw::gov::PlanFileStatus::kOk) {
+    if (f.status != pw::Status::kOk) {
       printf("%-16s  %s: %s\n", "?", f.name.c_str(), f.why.c_str());
       continue;
     }

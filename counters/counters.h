@@ -22,16 +22,13 @@
 #include <cstdint>
 #include <string>
 
+#include "base/status.h"
+
 namespace pw::counters {
 
-enum class Status : int {
-  kOk = 0,
-  kUnsupported = 1,  // not available here: fall back, this is not a failure
-  kError = 2,        // bad argument or a failed system call that should have worked
-  kBusy = 3,         // already running / already started
-  kPending = 4,      // not known yet (the sampler thread is still initialising)
-};
-const char* status_name(Status s);
+// Statuses returned here: kOk, kUnsupported, kError, kBusy (already running), kPending (not
+// known yet: the sampler thread is still initialising).
+using Status = pw::Status;
 
 // ---- /proc backend: per-thread scheduling state of this process ------------------------------
 

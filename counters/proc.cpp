@@ -147,20 +147,4 @@ Status proc_read_threads(const ProcReadOptions& opt, ThreadStat* out, size_t cap
   return Status::kOk;
 }
 
-const char* status_name(Status s) {
-  switch (s) {
-    case Status::kOk:
-      return "ok";
-    case Status::kUnsupported:
-      return "unsupported";
-    case Status::kError:
-      return "error";
-    case Status::kBusy:
-      return "busy";
-    case Status::kPending:
-      return "pending";
-  }
-  return "?";
-}
-
 }  // namespace pw::counters

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "governor/key_lines.h"
+#include "base/key_lines.h"
 
 namespace pw::gov {
 namespace {
@@ -173,22 +173,6 @@ double op_seconds(const MachineModel& m, double flops, double bytes, int threads
   return m.op_overhead_s + std::max(compute, mem) + wake;
 }
 
-const char* calibration_status_name(CalibrationStatus s) {
-  switch (s) {
-    case CalibrationStatus::kOk:
-      return "ok";
-    case CalibrationStatus::kCorrupt:
-      return "corrupt";
-    case CalibrationStatus::kOtherMachine:
-      return "another machine";
-    case CalibrationStatus::kOtherBudget:
-      return "another CPU budget";
-    case CalibrationStatus::kStale:
-      return "stale";
-  }
-  return "?";
-}
-
 std::string calibration_format(const Calibration& c) {
   std::string s = "parwidth-calibration 1\n";
   s += "machine " + c.machine + "\n";
@@ -217,12 +201,12 @@ std::string calibration_format(const Calibration& c) {
   return s;
 }
 
-CalibrationStatus calibration_parse(const std::string& text, const std::string& machine,
-                                    const std::string& budget, int64_t now, Calibration* out,
-                                    std::string* why) {
+Status calibration_parse(const std::string& text, const std::string& machine,
+                         const std::string& budget, int64_t now, Calibration* out,
+                         std::string* why) {
   auto corrupt = [&](const std::string& w) {
     *why = w;
-    return CalibrationStatus::kCorrupt;
+    return Status::kCorrupt;
   };
   if (text.size() > kCalibrationMaxBytes) return corrupt("larger than 64 KiB");
   Calibration c;
@@ -280,20 +264,20 @@ CalibrationStatus calibration_parse(const std::string& text, const std::string& 
     return corrupt("fewer team sizes than cores");
   if (c.machine != machine) {
     *why = "measured on '" + c.machine + "'";
-    return CalibrationStatus::kOtherMachine;
+    return Status::kOtherMachine;
   }
   if (c.budget != budget) {
     *why = "measured for budget '" + c.budget + "'";
-    return CalibrationStatus::kOtherBudget;
+    return Status::kOtherBudget;
   }
   if (c.created > now + 300 || now - c.created > kCalibrationMaxAge) {
     *why = "measured at " + std::to_string(c.created) + ", now " + std::to_string(now);
-    return CalibrationStatus::kStale;
+    return Status::kStale;
   }
   c.model.source = "calibration";
   c.model.detail = "calibration measured at " + std::to_string(c.created);
   *out = std::move(c);
-  return CalibrationStatus::kOk;
+  return Status::kOk;
 }
 
 }  // namespace pw::gov

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
+
 namespace pw::gov {
 
 // Times measured (or modelled) for one operator size: seconds[t-1] is the time
@@ -91,23 +93,15 @@ struct Calibration {
 
 std::string calibration_format(const Calibration& c);
 
-enum class CalibrationStatus {
-  kOk,
-  kCorrupt,       // not a calibration, truncated, out-of-range numbers
-  kOtherMachine,  // measured on another machine
-  kOtherBudget,   // measured on this machine for another CPU budget
-  kStale,         // older than kCalibrationMaxAge, or from the future
-};
-
 inline constexpr int64_t kCalibrationMaxAge = 90LL * 24 * 3600;
 inline constexpr size_t kCalibrationMaxBytes = size_t{64} * 1024;
 
-const char* calibration_status_name(CalibrationStatus s);
-
 // Parses and validates `text` against the machine and budget of this process
-// at time `now`. On kOk fills *out (model.source = "calibration").
-CalibrationStatus calibration_parse(const std::string& text, const std::string& machine,
-                                    const std::string& budget, int64_t now, Calibration* out,
-                                    std::string* why);
+// at time `now`. On kOk fills *out (model.source = "calibration"); otherwise
+// kCorrupt (not a calibration, truncated, out-of-range numbers), kOtherMachine,
+// kOtherBudget, or kStale (older than kCalibrationMaxAge, or from the future).
+Status calibration_parse(const std::string& text, const std::string& machine,
+                         const std::string& budget, int64_t now, Calibration* out,
+                         std::string* why);
 
 }  // namespace pw::gov

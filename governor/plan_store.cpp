@@ -7,7 +7,7 @@
 #include <ctime>
 #include <vector>
 
-#include "governor/key_lines.h"
+#include "base/key_lines.h"
 
 namespace pw::gov {
 namespace {
@@ -36,22 +36,6 @@ std::string num(double v) {
 }
 
 }  // namespace
-
-const char* plan_file_status_name(PlanFileStatus s) {
-  switch (s) {
-    case PlanFileStatus::kOk:
-      return "ok";
-    case PlanFileStatus::kCorrupt:
-      return "corrupt";
-    case PlanFileStatus::kOtherMachine:
-      return "another machine";
-    case PlanFileStatus::kOtherBudget:
-      return "another CPU budget";
-    case PlanFileStatus::kOtherGraph:
-      return "another graph";
-  }
-  return "?";
-}
 
 std::string utc_text(int64_t t) {
   const time_t tt = static_cast<time_t>(t);
@@ -91,12 +75,12 @@ std::string plan_file_format(const StoredPlan& s) {
   return t;
 }
 
-PlanFileStatus plan_file_parse(const std::string& text, const std::string& machine,
-                               const std::string& budget, const std::string& graph, int64_t now,
-                               StoredPlan* out, std::string* why) {
+Status plan_file_parse(const std::string& text, const std::string& machine,
+                       const std::string& budget, const std::string& graph, int64_t now,
+                       StoredPlan* out, std::string* why) {
   auto corrupt = [&](const std::string& w) {
     *why = w;
-    return PlanFileStatus::kCorrupt;
+    return Status::kCorrupt;
   };
   if (text.size() > kPlanFileMaxBytes) return corrupt("larger than 16 KiB");
   StoredPlan s;
@@ -183,20 +167,20 @@ PlanFileStatus plan_file_parse(const std::string& text, const std::string& machi
   if (m.created > now + int64_t{24} * 3600) return corrupt("dated in the future");
   if (!machine.empty() && s.machine != machine) {
     *why = "measured on '" + s.machine + "'";
-    return PlanFileStatus::kOtherMachine;
+    return Status::kOtherMachine;
   }
   if (!budget.empty() && s.budget != budget) {
     *why = "measured for budget '" + s.budget + "'";
-    return PlanFileStatus::kOtherBudget;
+    return Status::kOtherBudget;
   }
   if (!graph.empty() && s.graph != graph) {
     *why = "measured for graph " + s.graph;
-    return PlanFileStatus::kOtherGraph;
+    return Status::kOtherGraph;
   }
   m.known = true;
   m.how = measured_describe(m);
   *out = std::move(s);
-  return PlanFileStatus::kOk;
+  return Status::kOk;
 }
 
 }  // namespace pw::gov

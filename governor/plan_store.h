@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/status.h"
 #include "governor/plan.h"
 
 namespace pw::gov {
@@ -21,17 +22,7 @@ struct StoredPlan {
   MeasuredPlan plan;    // known = true on a parsed file; `how` is derived
 };
 
-enum class PlanFileStatus {
-  kOk,
-  kCorrupt,       // not a plan file, truncated, bad numbers, dated in the future
-  kOtherMachine,  // measured on another machine
-  kOtherBudget,   // measured on this machine for another CPU budget
-  kOtherGraph,    // measured for another graph (a copied file, a name collision)
-};
-
 inline constexpr size_t kPlanFileMaxBytes = size_t{16} * 1024;
-
-const char* plan_file_status_name(PlanFileStatus s);
 
 std::string plan_file_format(const StoredPlan& s);
 
@@ -39,9 +30,9 @@ std::string plan_file_format(const StoredPlan& s);
 // expected string skips that check (`parwidth plans` lists every file). A file
 // dated more than a day after `now` is corrupt. On kOk fills *out, with
 // out->plan.how describing the measurement in one line.
-PlanFileStatus plan_file_parse(const std::string& text, const std::string& machine,
-                               const std::string& budget, const std::string& graph, int64_t now,
-                               StoredPlan* out, std::string* why);
+Status plan_file_parse(const std::string& text, const std::string& machine,
+                       const std::string& budget, const std::string& graph, int64_t now,
+                       StoredPlan* out, std::string* why);
 
 // "parwidth tune, 2026-12-01 03:10 UTC, 8 runs, median 0.0123 s (spread 4%)".
 std::string measured_describe(const MeasuredPlan& m);

@@ -15,20 +15,13 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
+
 namespace pw::graph {
 
-enum class Status {
-  kOk = 0,
-  kIoError,      // cannot open/read the path
-  kBadFormat,    // bytes are not a model of the detected/requested format
-  kUnsupported,  // a valid file of a kind we do not read (e.g. text protobuf)
-  kCycle,        // the graph has a cycle: no width statistic exists
-  kTooLarge,     // over a size limit (file, node count, inlining expansion)
-  kNoMemory,     // allocation failed
-  kInternal,     // a bug: an unexpected exception was caught
-};
-
-const char* status_name(Status s);
+// Statuses returned here: kOk, kIoError, kBadFormat, kUnsupported (a valid file of a kind
+// not read, e.g. text protobuf), kCycle, kTooLarge, kNoMemory, kInternal.
+using Status = pw::Status;
 
 // kTfFunctionDef: one serialized FunctionDef (a TF2 function graph, as TensorFlow adds it
 // to an eager context); only read when asked for, never guessed by kAuto.

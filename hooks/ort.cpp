@@ -39,7 +39,7 @@ void plan_from_model(const void* model, size_t size, bool is_path) {
     s = planning::graph_costed(&g, rt::options().input_shapes, &summary, &err);
   if (s != graph::Status::kOk) {
     rt::warn_once("ort-graph", "onnxruntime: the session's model could not be read (" +
-                                   std::string(graph::status_name(s)) + ": " + err +
+                                   std::string(status_name(s)) + ": " + err +
                                    "); planning without it");
     return;
   }

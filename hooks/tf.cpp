@@ -352,7 +352,7 @@ void plan_from_graph(TF_Graph* graph, const void* pc) {
         adopt_graph_of(&g, "tensorflow session graph");
       else
         rt::warn_once("tf-graph-parse", "tensorflow: the session's GraphDef could not be read (" +
-                                            std::string(graph::status_name(s)) + ": " + err +
+                                            std::string(status_name(s)) + ": " + err +
                                             "); planning without it");
     }
   }
@@ -376,7 +376,7 @@ void function_read(const void* data, size_t n, const char* how) {
   if (s == graph::Status::kOk)
     functions::function_seen(g, st, how);
   else
-    functions::function_unreadable(how, std::string(graph::status_name(s)) + ": " + err);
+    functions::function_unreadable(how, std::string(status_name(s)) + ": " + err);
 }
 
 // A TF_Function, serialised through the C API.

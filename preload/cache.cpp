@@ -252,9 +252,9 @@ gov::MachineModel calibration_load(const std::string& dir, const std::string& ma
     return builtin();
   }
   gov::Calibration c;
-  const gov::CalibrationStatus st = gov::calibration_parse(text, machine, budget, now, &c, &why);
-  if (st != gov::CalibrationStatus::kOk) {
-    *warning = "calibration " + path + " " + gov::calibration_status_name(st) + " (" + why +
+  const Status st = gov::calibration_parse(text, machine, budget, now, &c, &why);
+  if (st != Status::kOk) {
+    *warning = "calibration " + path + " " + status_name(st) + " (" + why +
                "); using the built-in model (rerun `parwidth calibrate`)";
     return builtin();
   }
@@ -293,9 +293,9 @@ gov::MeasuredPlan measured_load(const std::string& dir, const std::string& machi
     return {};
   }
   gov::StoredPlan s;
-  const gov::PlanFileStatus st = gov::plan_file_parse(text, machine, budget, graph, now, &s, &why);
-  if (st != gov::PlanFileStatus::kOk) {
-    *warning = "measured plan " + path + " " + gov::plan_file_status_name(st) + " (" + why +
+  const Status st = gov::plan_file_parse(text, machine, budget, graph, now, &s, &why);
+  if (st != Status::kOk) {
+    *warning = "measured plan " + path + " " + status_name(st) + " (" + why +
                "); planning without it (`parwidth plans --forget " + graph + "` removes it)";
     return {};
   }

@@ -83,7 +83,7 @@ bool measured_store(const std::string& dir, const gov::StoredPlan& s, std::strin
 // (status and why say what is wrong with the ones that do not parse).
 struct PlanFile {
   std::string name, path;
-  gov::PlanFileStatus status = gov::PlanFileStatus::kCorrupt;
+  Status status = Status::kCorrupt;
   std::string why;
   gov::StoredPlan stored;
 };

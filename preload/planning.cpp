@@ -90,7 +90,7 @@ bool graph_summary(const std::string& path, GraphSummary* out, std::string* err,
   if (shape_warnings)
     shape_warnings->insert(shape_warnings->end(), warnings.begin(), warnings.end());
   if (s != graph::Status::kOk) {
-    if (err->empty()) *err = graph::status_name(s);
+    if (err->empty()) *err = status_name(s);
     return false;
   }
   summary_from(g, st, out);
@@ -108,7 +108,7 @@ graph::Status graph_costed(graph::Graph* g, const std::string& input_shapes, Gra
   graph::Stats st;
   const graph::Status s = graph::stats_compute(*g, &st, err);
   if (s != graph::Status::kOk) {
-    if (err->empty()) *err = graph::status_name(s);
+    if (err->empty()) *err = status_name(s);
     return s;
   }
   summary_from(*g, st, out);
@@ -359,7 +359,7 @@ bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::
                      ? machine_of_this_boot(out->boot_dir, &out->machine, &machine_note, &why)
                      : topo::machine_load(o.topology, &out->machine, &why);
              st != topo::Status::kOk) {
-    *err = "cannot read the topology (" + std::string(topo::status_name(st)) + "): " + why;
+    *err = "cannot read the topology (" + std::string(status_name(st)) + "): " + why;
     return false;
   }
 
@@ -375,8 +375,7 @@ bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::
   if (!o.cgroup.empty()) {
     topo::Status st = topo::cgroup_read(o.cgroup, &in.cgroup, &why);
     if (st != topo::Status::kOk) {
-      *err =
-          "cannot read cgroup limits in " + o.cgroup + " (" + topo::status_name(st) + "): " + why;
+      *err = "cannot read cgroup limits in " + o.cgroup + " (" + status_name(st) + "): " + why;
       return false;
     }
     in.use_cgroup = true;
@@ -385,8 +384,8 @@ bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::
     if (st == topo::Status::kOk) {
       in.use_cgroup = true;
     } else if (st != topo::Status::kUnsupported) {
-      *err = std::string("cannot read this process's cgroup limits (") + topo::status_name(st) +
-             "): " + why;
+      *err =
+          std::string("cannot read this process's cgroup limits (") + status_name(st) + "): " + why;
       return false;
     }
   }
@@ -424,7 +423,7 @@ bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::
 
   if (topo::Status st = topo::budget_compute(out->machine, in, &out->budget, &why);
       st != topo::Status::kOk) {
-    *err = "no CPU budget (" + std::string(topo::status_name(st)) + "): " + why;
+    *err = "no CPU budget (" + std::string(status_name(st)) + "): " + why;
     return false;
   }
   if (!machine_note.empty()) {  // after the machine's own line

@@ -1,10 +1,9 @@
 // machine_text: a machine as a short text, so that a process can reuse the topology that an
 // earlier process on the same boot loaded (hwloc costs milliseconds at every activation).
-#include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "base/key_lines.h"
 #include "topology/internal.h"
 
 namespace pw::topo {
@@ -30,11 +29,6 @@ bool pus_parse(const std::string& s, std::vector<int>* out) {
   return !out->empty();
 }
 
-std::string trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
 }  // namespace
 
 bool machine_cache_key(std::string* key) {
@@ -43,9 +37,9 @@ bool machine_cache_key(std::string* key) {
       internal::file_read("/sys/devices/system/cpu/online", &online, &err) != Status::kOk ||
       internal::file_read("/sys/devices/system/cpu/possible", &possible, &err) != Status::kOk)
     return false;
-  boot = trimmed(boot);
-  online = trimmed(online);
-  possible = trimmed(possible);
+  boot = internal::trim(boot);
+  online = internal::trim(online);
+  possible = internal::trim(possible);
   if (boot.empty() || online.empty() || boot.size() > 64 || online.size() > 4096 ||
       possible.size() > 4096)
     return false;
@@ -73,40 +67,29 @@ Status machine_parse(const std::string& text, const std::string& key, Machine* o
     return Status::kInvalid;
   };
   if (text.size() > (1u << 20)) return bad("larger than 1 MiB");
+  std::vector<KeyLine> lines;
+  std::string framing;
+  if (!key_lines_split(text, kHeader, "parwidth machine file", &lines, &framing))
+    return bad(framing);
   std::vector<internal::PuInfo> pus;
   std::string source;
-  bool have_key = false, ended = false;
+  bool have_key = false;
   long socket_key = -1, core_key = -1;
   int socket_os = 0;
-  size_t pos = 0;
-  int lineno = 0;
-  while (pos < text.size()) {
-    const size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) return bad("truncated");
-    const std::string line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    ++lineno;
-    if (ended) return bad("text after 'end'");
-    if (lineno == 1) {
-      if (line != kHeader) return bad("not a parwidth machine file (v1)");
-      continue;
-    }
-    if (line == "end") {
-      ended = true;
-    } else if (line.compare(0, 4, "key ") == 0) {
-      if (line.substr(4) != key) return bad("from another boot or CPU set");
+  for (const KeyLine& l : lines) {
+    std::vector<int> v;
+    if (l.key == "key") {
+      if (l.rest != key) return bad("from another boot or CPU set");
       have_key = true;
-    } else if (line.compare(0, 7, "source ") == 0) {
-      source = line.substr(7);
-      if (source.empty() || source.size() > 256) return bad("bad source");
-    } else if (line.compare(0, 7, "socket ") == 0) {
-      std::vector<int> v;
-      if (!pus_parse(line.substr(7), &v) || v.size() != 1) return bad("bad socket line");
+    } else if (l.key == "source") {
+      if (l.rest.empty() || l.rest.size() > 256) return bad("bad source");
+      source = l.rest;
+    } else if (l.key == "socket") {
+      if (!pus_parse(l.rest, &v) || v.size() != 1) return bad("bad socket line");
       socket_os = v[0];
       ++socket_key;
-    } else if (line.compare(0, 5, "core ") == 0) {
-      std::vector<int> v;
-      if (socket_key < 0 || !pus_parse(line.substr(5), &v)) return bad("bad core line");
+    } else if (l.key == "core") {
+      if (socket_key < 0 || !pus_parse(l.rest, &v)) return bad("bad core line");
       ++core_key;
       for (int pu : v) {
         if (pus.size() >= static_cast<size_t>(kMaxPus))
@@ -114,10 +97,9 @@ Status machine_parse(const std::string& text, const std::string& key, Machine* o
         pus.push_back({pu, socket_key, socket_os, core_key});
       }
     } else {
-      return bad("line " + std::to_string(lineno));
+      return bad("line " + std::to_string(l.lineno));
     }
   }
-  if (!ended) return bad("truncated (no 'end')");
   if (!have_key || source.empty()) return bad("no key or source");
   // The same grouping every backend's result goes through (PUs listed twice are refused).
   return internal::machine_build(std::move(pus), source, out, err);

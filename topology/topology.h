@@ -14,13 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
+
 namespace pw::topo {
 
 // The hwloc that the topology backend dlopens (RTLD_LOCAL), by soname.
 inline constexpr char kHwlocLibrary[] = "libhwloc.so.15";
 
-enum class Status { kOk, kUnsupported, kInvalid, kIoError };
-const char* status_name(Status s);
+// Statuses returned here: kOk, kUnsupported, kInvalid, kIoError.
+using Status = pw::Status;
 
 // One physical core and its hardware threads (PUs, by OS index, ascending).
 struct Core {

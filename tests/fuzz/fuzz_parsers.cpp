@@ -91,12 +91,10 @@ void calibration(const uint8_t* data, size_t size) {
   const std::vector<std::string> p = parts(data, size, 3);
   pw::gov::Calibration c;
   std::string why;
-  if (pw::gov::calibration_parse(p[0], p[1], p[2], 1700000000, &c, &why) !=
-      pw::gov::CalibrationStatus::kOk)
-    return;
+  if (pw::gov::calibration_parse(p[0], p[1], p[2], 1700000000, &c, &why) != pw::Status::kOk) return;
   pw::gov::Calibration again;
   if (pw::gov::calibration_parse(pw::gov::calibration_format(c), p[1], p[2], 1700000000, &again,
-                                 &why) != pw::gov::CalibrationStatus::kOk)
+                                 &why) != pw::Status::kOk)
     fail("calibration_format does not read back");
 }
 

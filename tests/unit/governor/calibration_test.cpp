@@ -22,7 +22,7 @@ Calibration sample() {
   return c;
 }
 
-CalibrationStatus parse(const std::string& text, Calibration* out, std::string* why) {
+Status parse(const std::string& text, Calibration* out, std::string* why) {
   return calibration_parse(text, "AMD EPYC 9B14 x2", "cpus 0-1 quota none", kNow, out, why);
 }
 
@@ -30,7 +30,7 @@ TEST(Calibration, RoundTrip) {
   const Calibration c = sample();
   Calibration back;
   std::string why;
-  ASSERT_EQ(parse(calibration_format(c), &back, &why), CalibrationStatus::kOk) << why;
+  ASSERT_EQ(parse(calibration_format(c), &back, &why), Status::kOk) << why;
   EXPECT_EQ(back.model.source, "calibration");
   EXPECT_EQ(back.model.cores, 2);
   EXPECT_EQ(back.model.rows.size(), c.model.rows.size());
@@ -48,7 +48,7 @@ TEST(Calibration, TruncatedAtEveryLength) {
   Calibration out;
   std::string why;
   for (size_t n = 0; n < text.size(); ++n) {
-    EXPECT_EQ(parse(text.substr(0, n), &out, &why), CalibrationStatus::kCorrupt) << n;
+    EXPECT_EQ(parse(text.substr(0, n), &out, &why), Status::kCorrupt) << n;
   }
 }
 
@@ -56,12 +56,11 @@ TEST(Calibration, Corrupt) {
   Calibration out;
   std::string why;
   const std::string good = calibration_format(sample());
-  EXPECT_EQ(parse("", &out, &why), CalibrationStatus::kCorrupt);
-  EXPECT_EQ(parse(std::string(1000, '\0'), &out, &why), CalibrationStatus::kCorrupt);
-  EXPECT_EQ(parse("parwidth-calibration 2\nend\n", &out, &why), CalibrationStatus::kCorrupt);
-  EXPECT_EQ(parse(good + "size 1 1\n", &out, &why), CalibrationStatus::kCorrupt);
-  EXPECT_EQ(parse(std::string(kCalibrationMaxBytes + 1, 'x'), &out, &why),
-            CalibrationStatus::kCorrupt);
+  EXPECT_EQ(parse("", &out, &why), Status::kCorrupt);
+  EXPECT_EQ(parse(std::string(1000, '\0'), &out, &why), Status::kCorrupt);
+  EXPECT_EQ(parse("parwidth-calibration 2\nend\n", &out, &why), Status::kCorrupt);
+  EXPECT_EQ(parse(good + "size 1 1\n", &out, &why), Status::kCorrupt);
+  EXPECT_EQ(parse(std::string(kCalibrationMaxBytes + 1, 'x'), &out, &why), Status::kCorrupt);
   // Each number made bad in turn.
   for (const char* bad :
        {"cores 0", "cores 2.5", "bytes_per_s nan", "bytes_per_s -1", "op_overhead_s 7",
@@ -73,7 +72,7 @@ TEST(Calibration, Corrupt) {
     ASSERT_NE(at, std::string::npos) << key;
     const size_t end = t.find('\n', at + 1);
     t.replace(at + 1, end - at - 1, bad);
-    EXPECT_EQ(parse(t, &out, &why), CalibrationStatus::kCorrupt) << bad;
+    EXPECT_EQ(parse(t, &out, &why), Status::kCorrupt) << bad;
   }
 }
 
@@ -86,7 +85,7 @@ TEST(Calibration, FileWithoutWakeOrNotifyKeepsTheDefault) {
     t.erase(at + 1, t.find('\n', at + 1) - at);
     Calibration out;
     std::string why;
-    ASSERT_EQ(parse(t, &out, &why), CalibrationStatus::kOk) << key << ": " << why;
+    ASSERT_EQ(parse(t, &out, &why), Status::kOk) << key << ": " << why;
     const MachineModel fresh{};
     EXPECT_DOUBLE_EQ(std::string(key) == "wake_s" ? out.model.wake_s : out.model.notify_s,
                      std::string(key) == "wake_s" ? fresh.wake_s : fresh.notify_s);
@@ -147,16 +146,16 @@ TEST(Calibration, OtherMachineOtherBudgetStale) {
   std::string why;
   Calibration c = sample();
   c.machine = "Intel Xeon Platinum 8175M x96";
-  EXPECT_EQ(parse(calibration_format(c), &out, &why), CalibrationStatus::kOtherMachine);
+  EXPECT_EQ(parse(calibration_format(c), &out, &why), Status::kOtherMachine);
   EXPECT_NE(why.find("8175M"), std::string::npos);
   c = sample();
   c.budget = "cpus 0 quota none";
-  EXPECT_EQ(parse(calibration_format(c), &out, &why), CalibrationStatus::kOtherBudget);
+  EXPECT_EQ(parse(calibration_format(c), &out, &why), Status::kOtherBudget);
   c = sample();
   c.created = kNow - kCalibrationMaxAge - 1;
-  EXPECT_EQ(parse(calibration_format(c), &out, &why), CalibrationStatus::kStale);
+  EXPECT_EQ(parse(calibration_format(c), &out, &why), Status::kStale);
   c.created = kNow + 3600;  // from the future: a clock that jumped
-  EXPECT_EQ(parse(calibration_format(c), &out, &why), CalibrationStatus::kStale);
+  EXPECT_EQ(parse(calibration_format(c), &out, &why), Status::kStale);
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ StoredPlan sample() {
   return s;
 }
 
-PlanFileStatus parse(const std::string& text, StoredPlan* out, std::string* why) {
+Status parse(const std::string& text, StoredPlan* out, std::string* why) {
   return plan_file_parse(text, kMachine, kBudget, kGraph, kNow, out, why);
 }
 
@@ -40,7 +40,7 @@ TEST(PlanStore, RoundTrip) {
   const std::string text = plan_file_format(sample());
   StoredPlan s;
   std::string why;
-  ASSERT_EQ(parse(text, &s, &why), PlanFileStatus::kOk) << why;
+  ASSERT_EQ(parse(text, &s, &why), Status::kOk) << why;
   EXPECT_TRUE(s.plan.known);
   EXPECT_EQ(s.graph, kGraph);
   EXPECT_EQ(s.plan.pools, 1);
@@ -64,14 +64,14 @@ TEST(PlanStore, SweepSaveAndAMetricPatternRoundTrip) {
   in.plan.metric = "time per iteration: ([0-9.]+) ms";
   StoredPlan s;
   std::string why;
-  ASSERT_EQ(parse(plan_file_format(in), &s, &why), PlanFileStatus::kOk) << why;
+  ASSERT_EQ(parse(plan_file_format(in), &s, &why), Status::kOk) << why;
   EXPECT_EQ(s.plan.by, "sweep --save");
   EXPECT_EQ(s.plan.metric, in.plan.metric);
   EXPECT_NE(s.plan.how.find("parwidth sweep --save,"), std::string::npos);
   EXPECT_NE(s.plan.how.find("(--metric)"), std::string::npos);
   // A newline in a value cannot inject a key: it becomes a space.
   in.plan.metric = "x\npools 7";
-  ASSERT_EQ(parse(plan_file_format(in), &s, &why), PlanFileStatus::kOk) << why;
+  ASSERT_EQ(parse(plan_file_format(in), &s, &why), Status::kOk) << why;
   EXPECT_EQ(s.plan.pools, 1);
   EXPECT_EQ(s.plan.metric, "x pools 7");
 }
@@ -81,7 +81,7 @@ TEST(PlanStore, TruncatedAtEveryLengthIsCorrupt) {
   for (size_t n = 0; n < text.size(); ++n) {
     StoredPlan s;
     std::string why;
-    EXPECT_EQ(parse(text.substr(0, n), &s, &why), PlanFileStatus::kCorrupt) << n;
+    EXPECT_EQ(parse(text.substr(0, n), &s, &why), Status::kCorrupt) << n;
     EXPECT_FALSE(why.empty());
     EXPECT_FALSE(s.plan.known);
   }
@@ -117,7 +117,7 @@ TEST(PlanStore, EachBadValueIsCorrupt) {
   for (const auto& [line, bad] : cases) {
     StoredPlan s;
     std::string why;
-    EXPECT_EQ(parse(with(line, bad), &s, &why), PlanFileStatus::kCorrupt) << bad;
+    EXPECT_EQ(parse(with(line, bad), &s, &why), Status::kCorrupt) << bad;
   }
   for (const char* key : {"machine", "budget", "graph", "created", "by", "version", "metric",
                           "pools", "intra", "runs", "median", "min", "max"}) {
@@ -127,15 +127,15 @@ TEST(PlanStore, EachBadValueIsCorrupt) {
     t.erase(at + 1, t.find('\n', at + 1) - at);
     StoredPlan s;
     std::string why;
-    EXPECT_EQ(parse(t, &s, &why), PlanFileStatus::kCorrupt) << key;
+    EXPECT_EQ(parse(t, &s, &why), Status::kCorrupt) << key;
     EXPECT_NE(why.find(key), std::string::npos) << why;
   }
   StoredPlan s;
   std::string why;
-  EXPECT_EQ(parse("parwidth-calibration 1\n", &s, &why), PlanFileStatus::kCorrupt);
-  EXPECT_EQ(parse(std::string(kPlanFileMaxBytes + 1, '\n'), &s, &why), PlanFileStatus::kCorrupt);
+  EXPECT_EQ(parse("parwidth-calibration 1\n", &s, &why), Status::kCorrupt);
+  EXPECT_EQ(parse(std::string(kPlanFileMaxBytes + 1, '\n'), &s, &why), Status::kCorrupt);
   // An unknown key (a later version's) is skipped.
-  EXPECT_EQ(parse(with("runs 8", "runs 8\nnew_key 1"), &s, &why), PlanFileStatus::kOk) << why;
+  EXPECT_EQ(parse(with("runs 8", "runs 8\nnew_key 1"), &s, &why), Status::kOk) << why;
 }
 
 TEST(PlanStore, OtherMachineBudgetGraphAndFuture) {
@@ -145,19 +145,19 @@ TEST(PlanStore, OtherMachineBudgetGraphAndFuture) {
   const std::string text = plan_file_format(in);
   EXPECT_EQ(
       plan_file_parse(text, "Other CPU | 1 sockets 2 cores 2 pus", kBudget, kGraph, kNow, &s, &why),
-      PlanFileStatus::kOtherMachine);
+      Status::kOtherMachine);
   EXPECT_NE(why.find("Test CPU"), std::string::npos);
   EXPECT_EQ(plan_file_parse(text, kMachine, "cpus 0 quota none", kGraph, kNow, &s, &why),
-            PlanFileStatus::kOtherBudget);
+            Status::kOtherBudget);
   EXPECT_EQ(plan_file_parse(text, kMachine, kBudget, "fedcba9876543210", kNow, &s, &why),
-            PlanFileStatus::kOtherGraph);
+            Status::kOtherGraph);
   // Empty expectations skip the check (the listing of `parwidth plans`).
-  EXPECT_EQ(plan_file_parse(text, "", "", "", kNow, &s, &why), PlanFileStatus::kOk) << why;
+  EXPECT_EQ(plan_file_parse(text, "", "", "", kNow, &s, &why), Status::kOk) << why;
   // Old measurements stay valid; one dated more than a day ahead is not trusted.
   in.plan.created = kNow - 400LL * 24 * 3600;
-  EXPECT_EQ(parse(plan_file_format(in), &s, &why), PlanFileStatus::kOk) << why;
+  EXPECT_EQ(parse(plan_file_format(in), &s, &why), Status::kOk) << why;
   in.plan.created = kNow + 2 * 24 * 3600;
-  EXPECT_EQ(parse(plan_file_format(in), &s, &why), PlanFileStatus::kCorrupt);
+  EXPECT_EQ(parse(plan_file_format(in), &s, &why), Status::kCorrupt);
   EXPECT_NE(why.find("future"), std::string::npos);
 }
 
@@ -172,7 +172,7 @@ BudgetView two_cores() {
 TEST(PlanStore, ParsedPlanDecidesBeforeModelAndWidth) {
   StoredPlan s;
   std::string why;
-  ASSERT_EQ(parse(plan_file_format(sample()), &s, &why), PlanFileStatus::kOk) << why;
+  ASSERT_EQ(parse(plan_file_format(sample()), &s, &why), Status::kOk) << why;
   CostGraph g;
   g.ops.resize(2);
   for (auto& o : g.ops) o.flops = 1e6;

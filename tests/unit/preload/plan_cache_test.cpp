@@ -170,7 +170,7 @@ TEST(PlanCache, ConcurrentWriterProcessesNeverTearTheFile) {
   // One file, no temporary left behind, and the listing shows it.
   const std::vector<PlanFile> files = plan_files(t.path, kNow);
   ASSERT_EQ(files.size(), 1u);
-  EXPECT_EQ(files[0].status, gov::PlanFileStatus::kOk);
+  EXPECT_EQ(files[0].status, Status::kOk);
   EXPECT_EQ(system(("test $(ls -A '" + t.path + "' | wc -l) -eq 1").c_str()), 0);
   (void)seen;
 }
@@ -187,7 +187,7 @@ TEST(PlanCache, ListingShowsValidAndBrokenFiles) {
   const std::vector<PlanFile> files = plan_files(t.path, kNow);
   ASSERT_EQ(files.size(), 3u);
   int ok = 0;
-  for (const PlanFile& f : files) ok += f.status == gov::PlanFileStatus::kOk;
+  for (const PlanFile& f : files) ok += f.status == Status::kOk;
   EXPECT_EQ(ok, 2);
   // A fingerprint cannot lead a name out of the directory.
   EXPECT_EQ(plan_file_name(kMachine, kBudget, "../../x").find('/'), std::string::npos);

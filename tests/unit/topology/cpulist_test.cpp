@@ -64,7 +64,7 @@ TEST(Status, Names) {
   EXPECT_STREQ(status_name(Status::kOk), "ok");
   EXPECT_STREQ(status_name(Status::kUnsupported), "unsupported");
   EXPECT_STREQ(status_name(Status::kInvalid), "invalid");
-  EXPECT_STREQ(status_name(Status::kIoError), "io-error");
+  EXPECT_STREQ(status_name(Status::kIoError), "io error");
 }
 
 // A 2 KB value of overlapping whole-range entries (issue 14, item 11) costs

@@ -1,5 +1,5 @@
-// governor/key_lines: the framing of the governor's small text files (a calibration, a
-// measured plan):
+// base/key_lines: the framing of parwidth's small text files (a calibration, a
+// measured plan, the per-boot machine cache):
 //   <header>\n
 //   <key> <rest>\n      (any number; the meaning of each key is the caller's)
 //   end\n
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace pw::gov {
+namespace pw {
 
 struct KeyLine {
   std::string key, rest;
@@ -22,7 +22,7 @@ struct KeyLine {
 bool key_lines_split(const std::string& text, const std::string& header, const std::string& what,
                      std::vector<KeyLine>* out, std::string* why);
 
-// A whole string that is a finite number within [lo, hi].
+// A whole string that is a finite decimal number within [lo, hi] (no blanks, no hex).
 bool number_parse(const std::string& s, double lo, double hi, double* out);
 
-}  // namespace pw::gov
+}  // namespace pw

@@ -1,11 +1,11 @@
-// governor/key_lines: see key_lines.h.
-#include "governor/key_lines.h"
+// base/key_lines: see key_lines.h.
+#include "base/key_lines.h"
 
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
-namespace pw::gov {
+namespace pw {
 
 bool key_lines_split(const std::string& text, const std::string& header, const std::string& what,
                      std::vector<KeyLine>* out, std::string* why) {
@@ -53,6 +53,11 @@ bool key_lines_split(const std::string& text, const std::string& header, const s
 
 bool number_parse(const std::string& s, double lo, double hi, double* out) {
   if (s.empty() || s.size() > 40) return false;
+  // Decimal only: strtod would also take leading blanks, hex and "infinity".
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+'))
+      return false;
+  }
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(s.c_str(), &end);
@@ -62,4 +67,4 @@ bool number_parse(const std::string& s, double lo, double hi, double* out) {
   return true;
 }
 
-}  // namespace pw::gov
+}  // namespace pw
