@@ -25,7 +25,7 @@ enum class Status {
   kOtherMachine,  // measured on another machine
   kOtherBudget,   // measured on this machine for another CPU budget
   kOtherGraph,    // measured for another graph (a copied file, a name collision)
-  kStale,         // older than its maximum age
+  kStale,         // older than its maximum age (keep last: tests/unit/base walks up to it)
 };
 
 const char* status_name(Status s);
