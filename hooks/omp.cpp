@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <sched.h>
 
 #include <cstdio>
@@ -136,6 +137,46 @@ OmpVendor omp_vendor_of(const void* fn) {
 //    ("OMP: Warning #226") and keeps its binding. Its kmp_set_defaults has
 //    initialised its affinity either way, so kmp_get_affinity_max_proc()
 //    (0 once affinity is disabled) tells which, at no further cost.
+void llvm_disable(void (*set)(const char*)) {
+  const char* user = getenv("KMP_WARNINGS");
+  char restore[64] = "KMP_WARNINGS=true";
+  if (user && *user && strlen(user) < sizeof restore - 16)
+    snprintf(restore, sizeof restore, "KMP_WARNINGS=%s", user);
+  set("KMP_WARNINGS=false");
+  set("KMP_AFFINITY=disabled");
+  set(restore);
+}
+
+// LLVM's runtimes whose affinity kmp_set_defaults turned off.
+std::atomic<void*> g_llvm_disabled[kRuntimes];
+std::atomic<bool> g_llvm_child_handler{false};
+
+// In a fork child, after libomp's own fork handler. That handler sets the
+// child's affinity type back to "none", and the child's next OpenMP call
+// re-detects the mask size, but the masks the parent allocated while affinity
+// was off (zero bytes) are kept and filled at the full size: libomp 14 writes
+// past a heap block there, and the child aborts in free() later (seen as
+// "free(): invalid pointer" from a child that only ran a serialized region).
+// Turned off again at once, the child re-initialises consistently, and its
+// runtime binds nothing, as the parent's did.
+void llvm_disable_in_child() {
+  for (std::atomic<void*>& slot : g_llvm_disabled)
+    if (void* fn = slot.load(std::memory_order_acquire))
+      llvm_disable(reinterpret_cast<void (*)(const char*)>(fn));
+}
+
+// Remembers an LLVM runtime turned off; the first one registers the child
+// handler, after libomp's own (its kmp_set_defaults initialised it, and
+// libomp registers its handler then): fork handlers of children run in the
+// order they were registered.
+void llvm_disabled_note(void* fn) {
+  for (std::atomic<void*>& slot : g_llvm_disabled) {
+    void* seen = nullptr;
+    if (slot.compare_exchange_strong(seen, fn) || seen == fn) break;
+  }
+  if (!g_llvm_child_handler.exchange(true)) pthread_atfork(nullptr, nullptr, llvm_disable_in_child);
+}
+
 bool libomp_disable(void* fn, OmpVendor vendor) {
   auto set = reinterpret_cast<void (*)(const char*)>(fn);
   if (vendor == OmpVendor::kIntel) {
@@ -149,13 +190,8 @@ bool libomp_disable(void* fn, OmpVendor vendor) {
     dlclose(handle);
     return off;
   }
-  const char* user = getenv("KMP_WARNINGS");
-  char restore[64] = "KMP_WARNINGS=true";
-  if (user && *user && strlen(user) < sizeof restore - 16)
-    snprintf(restore, sizeof restore, "KMP_WARNINGS=%s", user);
-  set("KMP_WARNINGS=false");
-  set("KMP_AFFINITY=disabled");
-  set(restore);
+  llvm_disable(set);
+  llvm_disabled_note(fn);
   return true;
 }
 
