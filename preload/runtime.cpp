@@ -211,15 +211,8 @@ bool thread_affinity(long tid, std::vector<int>* out) {
   return true;
 }
 
-// Puts the whole process inside `mask` (empty: back to its affinity at
-// activation): every thread whose mask is not narrower than the process's
-// current one, the main thread and the monitor included. Pool threads are
-// narrower; the plan moves them. Returns the threads moved.
-int process_confine(Runtime& r, const std::vector<int>& mask) {
-  const std::vector<int> from = r.process_mask.empty() ? r.process_cpus : r.process_mask;
-  const std::vector<int>& to = mask.empty() ? r.process_cpus : mask;
-  if (to.empty() || to == from) return 0;
-  r.process_mask = mask;
+// Moves the threads that follow `from` to `to`; returns how many moved.
+int process_move(const std::vector<int>& from, const std::vector<int>& to) {
   DIR* d = opendir("/proc/self/task");
   if (!d) {
     // No /proc: at least the calling thread (at activation, the one that
@@ -244,7 +237,7 @@ int process_confine(Runtime& r, const std::vector<int>& mask) {
 }
 
 // Publishes the process's mask for the exec hooks.
-void exec_state_update(Runtime& r) {
+void exec_state_update(const Runtime& r) {
   if (!r.process_mask.empty()) {
     g_exec.affinity.store(r.process_cpus);
     g_exec.share.store(r.process_mask);
@@ -253,6 +246,26 @@ void exec_state_update(Runtime& r) {
     g_exec.confined.store(false, std::memory_order_release);
     if (!g_exec.inside.load(std::memory_order_relaxed)) g_exec.share.clear();
   }
+}
+
+// Puts the whole process inside `mask` (empty: back to its affinity at
+// activation): every thread whose mask is not narrower than the process's
+// current one, the main thread and the monitor included. Pool threads are
+// narrower; the plan moves them. Returns the threads moved.
+//
+// The exec hooks read the published state on whichever thread execs: it is
+// published before any thread is narrowed and, growing back, after every
+// thread is widened, so that a thread that sees its narrowed mask also sees
+// that the process is confined (else a new image would plan from its share).
+int process_confine(Runtime& r, const std::vector<int>& mask) {
+  const std::vector<int> from = r.process_mask.empty() ? r.process_cpus : r.process_mask;
+  const std::vector<int>& to = mask.empty() ? r.process_cpus : mask;
+  if (to.empty() || to == from) return 0;
+  r.process_mask = mask;
+  if (!mask.empty()) exec_state_update(r);
+  const int moved = process_move(from, to);
+  if (mask.empty()) exec_state_update(r);
+  return moved;
 }
 
 // Whether the process is confined, in the report's words.
