@@ -215,10 +215,12 @@ void monitor_after_fork() {
   new (&g->mu) std::mutex();
   new (&g->life) std::mutex();
   g->paused = 0;
-  g->actions.clear();
+  // The sampler thread may have been inside a push_back under mu at fork():
+  // fresh vectors (what the old ones hold stays behind) rather than clear().
+  new (&g->actions) std::vector<gov::OversubAction>();
   g->started = false;
   g->t0 = 0;
-  g->kept.clear();
+  new (&g->kept) std::vector<std::pair<long, cpu_set_t>>();
   g->totals = counters::PapiValues{};
 }
 
