@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "base/group_sizes.h"
+
 #include "governor/plan.h"
 
 namespace pw::gov {
@@ -66,10 +68,9 @@ NodeShare node_share(const std::vector<NodeMember>& members, size_t self) {
       out.overlap = true;
       taken.push_back(cores[static_cast<size_t>(r % n)]);
     } else {
-      std::vector<int> boundaries;
-      for (int s = 1; s < n; ++s)
-        if (cores[s].socket != cores[s - 1].socket) boundaries.push_back(s);
-      const std::vector<int> sizes = pool_sizes_for(n, k, boundaries);
+      std::vector<int> socket_of;
+      for (const auto& c : cores) socket_of.push_back(c.socket);
+      const std::vector<int> sizes = group_sizes(socket_of, k);
       int at = 0;
       for (int i = 0; i < r; ++i) at += sizes[static_cast<size_t>(i)];
       taken.insert(taken.end(), cores.begin() + at, cores.begin() + at + sizes[r]);

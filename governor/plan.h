@@ -75,9 +75,4 @@ struct Plan {
 // that as few pools as possible span two sockets.
 Plan plan_for(const BudgetView& budget, const WidthView& width, const PlanOptions& opt);
 
-// Pool sizes (in slots) in placement order for `slots` slots split into
-// `pools` balanced groups, given the socket boundaries (slot offsets where a
-// new socket starts), minimising the number of groups that cross one.
-std::vector<int> pool_sizes_for(int slots, int pools, const std::vector<int>& boundaries);
-
 }  // namespace pw::gov

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <new>
 
+#include "base/group_sizes.h"
 #include "topology/internal.h"
 
 namespace pw::topo {
@@ -36,41 +37,6 @@ struct Slot {
   int socket;  // index into Machine::sockets
   Core core;
 };
-
-// Sizes of `groups` balanced contiguous groups over the slots (the first
-// n % groups larger where that costs nothing), choosing where the larger ones
-// go so that the fewest groups cross a socket boundary: 2 sockets x 3 cores
-// in 4 groups is 2,1,2,1, not 2,2,1,1. The same rule as the plan's pool
-// placement (governor/plan.cpp pool_sizes_for); topology/ cannot depend on it.
-std::vector<size_t> group_sizes(const std::vector<Slot>& slots, size_t groups) {
-  const size_t n = slots.size(), small = n / groups, bigs = n % groups;
-  auto spans = [&](size_t a, size_t len) {
-    for (size_t i = a + 1; i < a + len; ++i)
-      if (slots[i].socket != slots[i - 1].socket) return true;
-    return false;
-  };
-  // best[i][j]: fewest spanning groups among groups i.. when j of the first i are big.
-  const size_t inf = n + groups + 1;
-  std::vector<std::vector<size_t>> best(groups + 1, std::vector<size_t>(bigs + 1, inf));
-  best[groups][bigs] = 0;
-  auto cost = [&](size_t i, size_t j, bool big) {
-    const size_t next = best[i + 1][j + (big ? 1 : 0)];
-    return next >= inf ? inf : next + (spans(i * small + j, small + (big ? 1 : 0)) ? 1 : 0);
-  };
-  for (size_t i = groups; i-- > 0;) {
-    for (size_t j = 0; j <= std::min(i, bigs); ++j) {
-      if (j < bigs) best[i][j] = std::min(best[i][j], cost(i, j, true));
-      if (i - j < groups - bigs) best[i][j] = std::min(best[i][j], cost(i, j, false));
-    }
-  }
-  std::vector<size_t> sizes;
-  for (size_t i = 0, j = 0; i < groups; ++i) {
-    const bool big = j < bigs && cost(i, j, true) == best[i][j];
-    sizes.push_back(small + (big ? 1 : 0));
-    j += big ? 1 : 0;
-  }
-  return sizes;
-}
 
 Status compute(const Machine& m, const BudgetInputs& in, Budget* out, std::string* err) {
   Budget b;
@@ -153,12 +119,14 @@ Status compute(const Machine& m, const BudgetInputs& in, Budget* out, std::strin
       mine.push_back(slots[rank % n]);
     } else {
       // Balanced contiguous groups (n % size of them one core larger), placed so
-      // that as few groups as possible span two sockets.
-      const std::vector<size_t> sizes = group_sizes(slots, size);
-      size_t begin = 0;
+      // that as few groups as possible span two sockets: 2 sockets x 3 cores in
+      // 4 groups is 2,1,2,1, not 2,2,1,1.
+      std::vector<int> socket_of;
+      for (const Slot& s : slots) socket_of.push_back(s.socket);
+      const std::vector<int> sizes = group_sizes(socket_of, static_cast<int>(size));
+      long begin = 0;
       for (size_t i = 0; i < rank; ++i) begin += sizes[i];
-      mine.assign(slots.begin() + static_cast<long>(begin),
-                  slots.begin() + static_cast<long>(begin + sizes[rank]));
+      mine.assign(slots.begin() + begin, slots.begin() + begin + sizes[rank]);
     }
     slots = std::move(mine);
     b.local_rank = in.local_rank;
