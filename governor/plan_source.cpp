@@ -5,20 +5,6 @@
 
 namespace pw::gov {
 
-const char* plan_mode_name(PlanMode m) {
-  switch (m) {
-    case PlanMode::kAuto:
-      return "auto";
-    case PlanMode::kMeasured:
-      return "measured";
-    case PlanMode::kModel:
-      return "model";
-    case PlanMode::kWidth:
-      return "width";
-  }
-  return "?";
-}
-
 Plan plan_choose(const BudgetView& budget, const PlanInputs& in, const PlanOptions& opt) {
   // The user's explicit counts win; the width rule fills what is not given.
   if (opt.pools > 0 || opt.intra > 0) {

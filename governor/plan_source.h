@@ -12,9 +12,8 @@
 
 namespace pw::gov {
 
+// PARWIDTH_PLAN; its words are the options table's (preload/options.cpp).
 enum class PlanMode { kAuto, kMeasured, kModel, kWidth };
-
-const char* plan_mode_name(PlanMode m);
 
 // MeasuredPlan (a plan measured for this graph fingerprint on this budget) is
 // in governor/plan.h: the chosen Plan carries it for the report.
