@@ -23,6 +23,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "base/thread_create.h"
 
 namespace pw::counters {
 
@@ -130,9 +131,8 @@ inline constexpr char kPapiLibrary[] = "libpapi.so.7.0";
 
 // ---- The sampler thread ----------------------------------------------------------------------
 
-// The host's real pthread_create (the preload passes the one it interposes on, so the sampler is
-// not governed, pinned or counted by our own hook).
-using ThreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+// Sampler::start takes the host's real pthread_create (base/thread_create.h; the preload passes
+// the one it interposes on, so the sampler is not governed, pinned or counted by our own hook).
 
 // A process with more than kThreadsPerPeriod threads is sampled every
 // ceil(threads / kThreadsPerPeriod) periods: each sample lists every thread

@@ -6,7 +6,7 @@
 
 namespace pw::gov {
 
-struct Registry::Layout {
+struct ThreadRegistry::Layout {
   Plan plan;
   PinMode pin = PinMode::kCore;
   unsigned generation = 0;
@@ -14,11 +14,12 @@ struct Registry::Layout {
   std::unique_ptr<std::atomic<unsigned>[]> next_in_pool;
 };
 
-Registry::Registry() {
+ThreadRegistry::ThreadRegistry() {
   layout_.store(make_layout(Plan(), PinMode::kNone, 0));
 }
 
-Registry::Layout* Registry::make_layout(const Plan& plan, PinMode pin, unsigned generation) {
+ThreadRegistry::Layout* ThreadRegistry::make_layout(const Plan& plan, PinMode pin,
+                                                    unsigned generation) {
   Layout* l = new Layout();
   l->plan = plan;
   l->pin = pin;
@@ -29,7 +30,7 @@ Registry::Layout* Registry::make_layout(const Plan& plan, PinMode pin, unsigned 
   return l;
 }
 
-void Registry::reset(const Plan& plan, PinMode pin) {
+void ThreadRegistry::reset(const Plan& plan, PinMode pin) {
   const unsigned gen = layout_.load(std::memory_order_acquire)->generation + 1;
   layout_.store(make_layout(plan, pin, gen), std::memory_order_release);
   std::lock_guard<std::mutex> lock(mu_);
@@ -38,14 +39,14 @@ void Registry::reset(const Plan& plan, PinMode pin) {
   ended_total_ = 0;
 }
 
-unsigned Registry::replan(const Plan& plan) {
+unsigned ThreadRegistry::replan(const Plan& plan) {
   Layout* old = layout_.load(std::memory_order_acquire);
   Layout* l = make_layout(plan, old->pin, old->generation + 1);
   layout_.store(l, std::memory_order_release);
   return l->generation;
 }
 
-Assignment Registry::assign(int creator_pool) {
+Assignment ThreadRegistry::assign(int creator_pool) {
   Layout* l = layout_.load(std::memory_order_acquire);
   Assignment a;
   const int pools = static_cast<int>(l->plan.core_sets.size());
@@ -63,19 +64,19 @@ Assignment Registry::assign(int creator_pool) {
   return a;
 }
 
-const Plan& Registry::plan() const {
+const Plan& ThreadRegistry::plan() const {
   return layout_.load(std::memory_order_acquire)->plan;
 }
-unsigned Registry::generation() const {
+unsigned ThreadRegistry::generation() const {
   return layout_.load(std::memory_order_acquire)->generation;
 }
 
-void Registry::record(const ThreadRecord& r) {
+void ThreadRegistry::record(const ThreadRecord& r) {
   std::lock_guard<std::mutex> lock(mu_);
   threads_.push_back(r);
 }
 
-bool Registry::update(const ThreadRecord& r) {
+bool ThreadRegistry::update(const ThreadRecord& r) {
   std::lock_guard<std::mutex> lock(mu_);
   // The last record of a tid: an earlier one belongs to an exited thread.
   for (auto t = threads_.rbegin(); t != threads_.rend(); ++t) {
@@ -87,7 +88,7 @@ bool Registry::update(const ThreadRecord& r) {
   return false;
 }
 
-void Registry::retire(long tid) {
+void ThreadRegistry::retire(long tid) {
   std::lock_guard<std::mutex> lock(mu_);
   // Short-lived threads end soon after they were recorded: search from the back.
   for (size_t i = threads_.size(); i-- > 0;) {
@@ -102,34 +103,34 @@ void Registry::retire(long tid) {
   }
 }
 
-std::vector<ThreadRecord> Registry::snapshot() const {
+std::vector<ThreadRecord> ThreadRegistry::snapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<ThreadRecord> all = threads_;
   all.insert(all.end(), ended_.begin(), ended_.end());
   return all;
 }
 
-std::vector<ThreadRecord> Registry::live() const {
+std::vector<ThreadRecord> ThreadRegistry::live() const {
   std::lock_guard<std::mutex> lock(mu_);
   return threads_;
 }
 
-bool Registry::any() const {
+bool ThreadRegistry::any() const {
   std::lock_guard<std::mutex> lock(mu_);
   return !threads_.empty() || ended_total_ > 0;
 }
 
-size_t Registry::ended() const {
+size_t ThreadRegistry::ended() const {
   std::lock_guard<std::mutex> lock(mu_);
   return ended_total_;
 }
 
-size_t Registry::ended_unlisted() const {
+size_t ThreadRegistry::ended_unlisted() const {
   std::lock_guard<std::mutex> lock(mu_);
   return ended_total_ - ended_.size();
 }
 
-bool Registry::find(long tid, ThreadRecord* out) const {
+bool ThreadRegistry::find(long tid, ThreadRecord* out) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto r = threads_.rbegin(); r != threads_.rend(); ++r) {
     if (r->tid == tid) {

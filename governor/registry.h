@@ -40,11 +40,11 @@ struct ThreadRecord {
 // others are counted. Live threads are all listed.
 constexpr size_t kEndedListed = 256;
 
-class Registry {
+class ThreadRegistry {
  public:
-  Registry();
-  Registry(const Registry&) = delete;
-  Registry& operator=(const Registry&) = delete;
+  ThreadRegistry();
+  ThreadRegistry(const ThreadRegistry&) = delete;
+  ThreadRegistry& operator=(const ThreadRegistry&) = delete;
 
   // Starts over with a plan (activation, fork child): records are dropped.
   void reset(const Plan& plan, PinMode pin);

@@ -5,6 +5,8 @@
 
 #include <atomic>
 
+#include "base/thread_create.h"
+
 namespace pw::hooks {
 
 // One per hook. `global` is the definition found through RTLD_NEXT (the
@@ -50,7 +52,6 @@ bool is_self(const void* pc);
 
 // The real pthread_create, for threads of parwidth's own (the monitor): they
 // are not governed by our hook.
-using ThreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 ThreadCreateFn real_pthread_create();
 
 }  // namespace pw::hooks

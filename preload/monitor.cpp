@@ -31,7 +31,7 @@ struct State {
   std::atomic<bool> rebudget{false};
   std::atomic<double> rebudget_cpus{0};
   std::atomic<int> rebudget_cap{0};
-  // What monitor_resume starts the sampler with again.
+  // What resume_sampler starts the sampler with again.
   std::mutex life;
   counters::SamplerOptions options;
   int paused = 0;
@@ -155,8 +155,7 @@ void hardware_counters_write(json::Writer& w, const Counters& c) {
 
 }  // namespace
 
-void monitor_start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap,
-                   int fixed_pools) {
+void start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap, int fixed_pools) {
   if (!g) g = new (g_storage) State();
   if (g->started) return;
   gov::OversubConfig cfg;
@@ -181,13 +180,13 @@ void monitor_start(const Hooks& h, int period_ms, double budget_cpus, int omp_ca
   g->started = true;
 }
 
-void monitor_pause() {
+void pause_sampler() {
   if (!g || !g->started) return;
   std::lock_guard<std::mutex> lock(g->life);
   if (g->paused++ == 0) g->sampler.stop();
 }
 
-void monitor_resume() {
+void resume_sampler() {
   if (!g || !g->started) return;
   std::lock_guard<std::mutex> lock(g->life);
   if (g->paused == 0 || --g->paused > 0) return;
@@ -195,21 +194,21 @@ void monitor_resume() {
     log::warn("cannot restart the monitor thread; running without it");
 }
 
-void monitor_rebudget(double budget_cpus, int omp_cap) {
+void rebudget(double budget_cpus, int omp_cap) {
   if (!g) return;
   g->rebudget_cpus.store(budget_cpus);
   g->rebudget_cap.store(omp_cap);
   g->rebudget.store(true);
 }
 
-void monitor_stop() {
+void stop() {
   if (!g || !g->started) return;
   std::lock_guard<std::mutex> lock(g->life);
   g->sampler.stop();
   g->paused = 1 << 20;  // never restarted after exit began
 }
 
-void monitor_after_fork() {
+void reset_after_fork() {
   if (!g) return;
   g->sampler.reset_after_fork();
   new (&g->mu) std::mutex();
@@ -224,7 +223,7 @@ void monitor_after_fork() {
   g->totals = counters::PapiValues{};
 }
 
-bool monitor_papi(std::string* why) {
+bool papi_in_use(std::string* why) {
   counters::SamplerInfo info;
   if (!g || !g->started) {
     if (why) *why = "monitor not started";
@@ -235,12 +234,12 @@ bool monitor_papi(std::string* why) {
   return info.papi_used;
 }
 
-int monitor_oversubscribed_now() {
+int oversubscribed_now() {
   if (!g || !g->started) return -1;
   return g->detector.oversubscribed() ? 1 : 0;
 }
 
-std::string monitor_json() {
+std::string report_json() {
   if (!g || !g->started) return "";
   const gov::OversubSummary sum = g->detector.summary();
   counters::SamplerInfo info;

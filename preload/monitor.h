@@ -5,19 +5,18 @@
 #include <cstdint>
 #include <string>
 
+#include "base/thread_create.h"
 #include "governor/registry.h"
 
 namespace pw::monitor {
 
-using ThreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
-
 struct Hooks {
-  ThreadCreateFn create;         // the real pthread_create: the sampler is not governed
-  gov::Registry* registry;       // tid -> assigned core set, for strays
-  void (*set_omp_cap)(int cap);  // later OpenMP regions use this team cap
-  bool apply;                    // govern: apply actions; observe: only record them
-  bool use_papi;                 // PARWIDTH_PAPI auto/on: counters opened by monitor_start on the
-                                 // calling thread if it is the only one; off: /proc only
+  ThreadCreateFn create;          // the real pthread_create: the sampler is not governed
+  gov::ThreadRegistry* registry;  // tid -> assigned core set, for strays
+  void (*set_omp_cap)(int cap);   // later OpenMP regions use this team cap
+  bool apply;                     // govern: apply actions; observe: only record them
+  bool use_papi;                  // PARWIDTH_PAPI auto/on: counters opened by monitor::start on the
+                                  // calling thread if it is the only one; off: /proc only
   // Called on the sampler thread before each sample is judged (the node
   // registry's check), with the time since the first sample and the CPUs'
   // worth of the process's threads that ran or waited to run in the interval
@@ -31,24 +30,24 @@ struct Hooks {
 // Starts the sampler thread. budget_cpus: the cores (or quota) of the budget;
 // omp_cap: the planned team cap (0 = OpenMP not capped); fixed_pools: pools a
 // framework cannot resize at run time.
-void monitor_start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap, int fixed_pools);
+void start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap, int fixed_pools);
 // The budget changed (node registry): the detector judges against budget_cpus and restarts its
 // team cap at omp_cap. Applied before the next sample is judged; callable from any thread.
-void monitor_rebudget(double budget_cpus, int omp_cap);
-void monitor_stop();  // at exit, before the report
+void rebudget(double budget_cpus, int omp_cap);
+void stop();  // at exit, before the report
 // Around a call that needs a single-threaded process (unshare(CLONE_NEWUSER),
 // setns into a user or mount namespace): the sampler thread leaves the
 // process, and comes back after the call. Callable from any thread; nested
 // calls are counted.
-void monitor_pause();
-void monitor_resume();
-void monitor_after_fork();  // in the fork child: the thread is gone
-// Whether the PAPI counters are in use; *why: "ok: ..." or why not. Known once monitor_start
+void pause_sampler();
+void resume_sampler();
+void reset_after_fork();  // in the fork child: the thread is gone
+// Whether the PAPI counters are in use; *why: "ok: ..." or why not. Known once monitor::start
 // returned.
-bool monitor_papi(std::string* why);
-std::string monitor_json();  // the report's "monitor" object, or "" if never started
+bool papi_in_use(std::string* why);
+std::string report_json();  // the report's "monitor" object, or "" if never started
 // The detector's verdict after the last sample judged: 1 oversubscribed, 0 not, -1 not
 // running. Read on the sampler thread (Hooks::tick).
-int monitor_oversubscribed_now();
+int oversubscribed_now();
 
 }  // namespace pw::monitor

@@ -140,7 +140,7 @@ std::string graph_json(const planning::GraphSummary& g) {
   return w.str();
 }
 
-std::string report_json(const Input& in) {
+std::string report_text(const Input& in) {
   json::Writer w;
   w.begin_object();
   w.key("mode").value(opt::mode_name(in.opt->mode));
@@ -264,7 +264,7 @@ void write_at_exit(const Input& in) {
   }
   if (in.opt->report.empty()) return;
   const std::string path = report_path(in.opt->report, in.forked_child);
-  const std::string body = report_json(in) + "\n";
+  const std::string body = report_text(in) + "\n";
   // Never through or over something that is not a regular file: a symlink
   // (another user's, in a shared directory), a FIFO (it would block the
   // exit), a device.

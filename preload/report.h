@@ -49,7 +49,7 @@ struct Input {
 };
 
 // The report as one JSON object.
-std::string report_json(const Input& in);
+std::string report_text(const Input& in);
 
 // The budget and plan objects (also used by `parwidth plan --json`).
 std::string budget_json(const topo::Budget& b);

@@ -54,7 +54,7 @@ struct Runtime {
   bool have_machine = false;
   planning::Planned planned;
   std::string fail_reason;
-  gov::Registry registry;
+  gov::ThreadRegistry registry;
   std::vector<int> process_cpus;
   // The mask of the process's unpinned threads (the main thread, helpers)
   // while its share is smaller than process_cpus; empty = not confined.
@@ -350,7 +350,7 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation) {
   const int moved = repin_threads(r, p);
   const double cpus =
       b.quota_cpus > 0 && b.quota_cpus < b.cores ? b.quota_cpus : static_cast<double>(b.cores);
-  monitor::monitor_rebudget(cpus, r.omp_capping ? p.threads : 0);
+  monitor::rebudget(cpus, r.omp_capping ? p.threads : 0);
   const std::string list = topo::cpulist_format(b.cpus);
   log::info(1, "node: %s: now %d cores (%s), %d threads re-pinned", share.note.c_str(), b.cores,
             list.c_str(), moved);
@@ -368,7 +368,7 @@ void node_entry_refresh(Runtime& r, uint64_t t_ns) {
   gov::NodeMember self = r.node.self();
   const gov::Plan& p = r.registry.plan();
   const int pools = static_cast<int>(p.core_sets.size());
-  const int verdict = monitor::monitor_oversubscribed_now();
+  const int verdict = monitor::oversubscribed_now();
   const bool plan_same = self.pools == pools && self.intra == p.threads;
   if (plan_same && self.oversubscribed == verdict) return;
   // A verdict that flips sample by sample on a loaded machine is rewritten
@@ -390,7 +390,7 @@ bool node_publish(Runtime& r, bool at_activation) {
   node::proc_start_time(self.pid, &self.start);
   self.cores = node_cores_of(r.full_budget);
   self.joined = static_cast<long long>(time(nullptr));
-  self.oversubscribed = monitor::monitor_oversubscribed_now();
+  self.oversubscribed = monitor::oversubscribed_now();
   if (!r.node.publish(self, &err)) {
     warn_once("node", "node registry: " + err +
                           "; this process's share of the node is not "
@@ -636,11 +636,11 @@ void activate() {
     const topo::Budget& b = r.planned.budget;
     const double cpus =
         b.quota_cpus > 0 && b.quota_cpus < b.cores ? b.quota_cpus : static_cast<double>(b.cores);
-    monitor::monitor_start(h, r.opt.monitor_ms, cpus, r.omp_cap.load(), 0);
+    monitor::start(h, r.opt.monitor_ms, cpus, r.omp_cap.load(), 0);
     if (keep && !verdict.empty() && verdict != kept)
       cache::file_write_atomic(dir, "papi.txt", verdict, &unused);
     std::string papi_why;
-    if (r.opt.papi == opt::Papi::kOn && !monitor::monitor_papi(&papi_why))
+    if (r.opt.papi == opt::Papi::kOn && !monitor::papi_in_use(&papi_why))
       warn_once("papi", "PARWIDTH_PAPI=on: PAPI counters not used (" + papi_why +
                             "); the monitor watches /proc alone");
   }
@@ -1061,7 +1061,7 @@ void on_exit() {
   if (own_pid() != getpid()) return;
   Runtime& r = *g;
   const int s = r.state.load(std::memory_order_acquire);
-  monitor::monitor_stop();
+  monitor::stop();
   // Leave before the report: the others may grow back as soon as possible.
   if (r.node_member) r.node.leave();
   std::string memory_warning;
@@ -1085,7 +1085,7 @@ void on_exit() {
   in.originals_looked_up = g_hooks.real_lookups ? g_hooks.real_lookups() : 0;
   in.omp_cap = r.omp_cap.load();
   in.forked_child = r.forked_child;
-  in.monitor_json = monitor::monitor_json();
+  in.monitor_json = monitor::report_json();
   in.functions_json = functions::functions_json();
   in.function_memory_json = functions::memory_json();
   {
@@ -1104,7 +1104,7 @@ void on_exit() {
 void single_threaded_begin() {
   if (!selected() || own_pid() != getpid()) return;
   try {
-    monitor::monitor_pause();
+    monitor::pause_sampler();
   } catch (...) {
   }
 }
@@ -1112,7 +1112,7 @@ void single_threaded_begin() {
 void single_threaded_end() {
   if (!selected() || own_pid() != getpid()) return;
   try {
-    monitor::monitor_resume();
+    monitor::resume_sampler();
   } catch (...) {
   }
 }
@@ -1129,7 +1129,7 @@ void on_fork_child() {
   r.mu.unlock();
   r.pid.store(getpid(), std::memory_order_relaxed);
   r.forked_child = true;
-  monitor::monitor_after_fork();
+  monitor::reset_after_fork();
   // The registry entry is the parent's; the child plans inside the parent's
   // share of the node (if it had one) and never joins on its own.
   r.node.forget_after_fork();
@@ -1167,7 +1167,7 @@ void on_fork_child() {
   r.fail_reason.clear();
   // Another thread may have held the registry's lock at fork(): start afresh
   // rather than lock it (what the old one holds is small and stays behind).
-  new (&r.registry) gov::Registry();
+  new (&r.registry) gov::ThreadRegistry();
   r.omp_cap.store(0);
   r.omp_gen.fetch_add(1);
   // Governed on its own: activates again on its first thread, reusing the machine.

@@ -109,7 +109,7 @@ std::vector<int> spawn_cpus(char* const envp[]);
 // A null entry is skipped.
 struct HookEntries {
   void (*omp_activate)();                      // before any OpenMP runtime binds threads
-  monitor::ThreadCreateFn (*thread_create)();  // the real pthread_create, for the monitor
+  ThreadCreateFn (*thread_create)();  // the real pthread_create, for the monitor
   void (*exec_bind)();                         // the exec hooks' originals (selected processes)
   unsigned long long (*real_lookups)();        // per-caller originals looked up (the slow path)
 };

@@ -16,8 +16,8 @@ Plan two_pools() {
   return p;
 }
 
-TEST(Registry, RootThreadsRoundRobinOverPools) {
-  Registry r;
+TEST(ThreadRegistry, RootThreadsRoundRobinOverPools) {
+  ThreadRegistry r;
   r.reset(two_pools(), PinMode::kCore);
   Assignment a = r.assign(-1);
   EXPECT_EQ(a.pool, 0);
@@ -30,8 +30,8 @@ TEST(Registry, RootThreadsRoundRobinOverPools) {
   EXPECT_EQ(a.cpu, 0) << "beyond the pool's cores: round-robin";
 }
 
-TEST(Registry, ChildrenJoinTheirCreatorsPool) {
-  Registry r;
+TEST(ThreadRegistry, ChildrenJoinTheirCreatorsPool) {
+  ThreadRegistry r;
   r.reset(two_pools(), PinMode::kCore);
   EXPECT_EQ(r.assign(1).cpu, 2);
   EXPECT_EQ(r.assign(1).cpu, 3);
@@ -39,23 +39,23 @@ TEST(Registry, ChildrenJoinTheirCreatorsPool) {
   EXPECT_EQ(r.assign(1).pool, 1);
 }
 
-TEST(Registry, PoolPinningHasNoSingleCpu) {
-  Registry r;
+TEST(ThreadRegistry, PoolPinningHasNoSingleCpu) {
+  ThreadRegistry r;
   r.reset(two_pools(), PinMode::kPool);
   Assignment a = r.assign(0);
   EXPECT_EQ(a.pool, 0);
   EXPECT_EQ(a.cpu, -1);
 }
 
-TEST(Registry, NoPlanMeansNoAssignment) {
-  Registry r;
+TEST(ThreadRegistry, NoPlanMeansNoAssignment) {
+  ThreadRegistry r;
   r.reset(Plan{}, PinMode::kCore);
   EXPECT_EQ(r.assign(-1).pool, -1) << "a plan without pools governs nothing";
   EXPECT_EQ(r.assign(3).cpu, -1);
 }
 
-TEST(Registry, ConcurrentAssignmentsHandOutEveryCoreEvenly) {
-  Registry r;
+TEST(ThreadRegistry, ConcurrentAssignmentsHandOutEveryCoreEvenly) {
+  ThreadRegistry r;
   Plan p;
   p.core_sets = {{0, 1, 2, 3}};
   r.reset(p, PinMode::kCore);
@@ -75,8 +75,8 @@ TEST(Registry, ConcurrentAssignmentsHandOutEveryCoreEvenly) {
   for (int c : counts) EXPECT_EQ(c, 200);
 }
 
-TEST(Registry, RecordsAndFindsThreads) {
-  Registry r;
+TEST(ThreadRegistry, RecordsAndFindsThreads) {
+  ThreadRegistry r;
   r.reset(two_pools(), PinMode::kCore);
   ThreadRecord rec;
   rec.tid = 42;
@@ -96,8 +96,8 @@ TEST(Registry, RecordsAndFindsThreads) {
 
 // The kernel reuses the tid of an exited thread: find and update are about
 // the thread that has it now, the last one recorded.
-TEST(Registry, AReusedTidMeansItsLastRecord) {
-  Registry r;
+TEST(ThreadRegistry, AReusedTidMeansItsLastRecord) {
+  ThreadRegistry r;
   r.reset(two_pools(), PinMode::kCore);
   ThreadRecord first;
   first.tid = 42;
@@ -128,8 +128,8 @@ namespace {
 // Thread ids come back after a thread exits (and wrap): the live record of a
 // tid is the thread that has it now, never a dead one's (the monitor and a
 // re-plan move threads by tid).
-TEST(Registry, AnEndedThreadsTidBelongsToTheNextThreadThatGetsIt) {
-  Registry r;
+TEST(ThreadRegistry, AnEndedThreadsTidBelongsToTheNextThreadThatGetsIt) {
+  ThreadRegistry r;
   r.reset(two_pools(), PinMode::kCore);
   ThreadRecord old;
   old.tid = 7;
@@ -156,8 +156,8 @@ TEST(Registry, AnEndedThreadsTidBelongsToTheNextThreadThatGetsIt) {
 
 // 200k short-lived threads cost memory and report size that grew without
 // bound: ended ones beyond the first kEndedListed are only counted.
-TEST(Registry, EndedThreadsBeyondTheListedOnesAreOnlyCounted) {
-  Registry r;
+TEST(ThreadRegistry, EndedThreadsBeyondTheListedOnesAreOnlyCounted) {
+  ThreadRegistry r;
   r.reset(two_pools(), PinMode::kCore);
   for (long tid = 1; tid <= 1000; ++tid) {
     ThreadRecord rec;
@@ -178,8 +178,8 @@ TEST(Registry, EndedThreadsBeyondTheListedOnesAreOnlyCounted) {
 
 // Threads start and end while others are created, the monitor reads the
 // records and a re-plan swaps the layout: the ThreadSanitizer build runs this.
-TEST(Registry, ConcurrentStartsEndsReadsAndReplans) {
-  Registry r;
+TEST(ThreadRegistry, ConcurrentStartsEndsReadsAndReplans) {
+  ThreadRegistry r;
   r.reset(two_pools(), PinMode::kCore);
   std::vector<std::thread> workers;
   for (int w = 0; w < 4; ++w) {
@@ -209,8 +209,8 @@ TEST(Registry, ConcurrentStartsEndsReadsAndReplans) {
   EXPECT_EQ(r.live().size(), 4u * 667u);
 }
 
-TEST(Registry, ReplanKeepsRecordsAndFollowsTheNewPlan) {
-  Registry r;
+TEST(ThreadRegistry, ReplanKeepsRecordsAndFollowsTheNewPlan) {
+  ThreadRegistry r;
   r.reset(two_pools(), PinMode::kCore);
   ThreadRecord rec;
   rec.tid = 5;

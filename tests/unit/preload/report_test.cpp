@@ -37,7 +37,7 @@ TEST(Report, HasEveryKeyOfTheDesign) {
   t.pinned = true;
   in.threads.push_back(t);
   in.frameworks.push_back({"openmp", "team", "2", true, "plan"});
-  const std::string j = report_json(in);
+  const std::string j = report_text(in);
   for (const char* k : {"\"mode\":\"govern\"",
                         "\"pid\":",
                         "\"program\":\"prog\"",
@@ -70,7 +70,7 @@ TEST(Report, UnpinnedThreadsHaveNullCpu) {
   t.cpu = 1;
   t.pinned = false;
   in.threads.push_back(t);
-  EXPECT_NE(report_json(in).find("\"cpu\":null"), std::string::npos);
+  EXPECT_NE(report_text(in).find("\"cpu\":null"), std::string::npos);
 }
 
 TEST(Json, EscapesControlCharactersAndQuotes) {
