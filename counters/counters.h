@@ -23,7 +23,6 @@
 #include <string>
 
 #include "base/status.h"
-#include "base/thread_create.h"
 
 namespace pw::counters {
 
@@ -131,8 +130,10 @@ inline constexpr char kPapiLibrary[] = "libpapi.so.7.0";
 
 // ---- The sampler thread ----------------------------------------------------------------------
 
-// Sampler::start takes the host's real pthread_create (base/thread_create.h; the preload passes
-// the one it interposes on, so the sampler is not governed, pinned or counted by our own hook).
+// The host's real pthread_create (the preload passes the one it interposes on, so the sampler is
+// not governed, pinned or counted by our own hook). The one spelling of its type: hooks/ and
+// preload/ use this one.
+using ThreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 
 // A process with more than kThreadsPerPeriod threads is sampled every
 // ceil(threads / kThreadsPerPeriod) periods: each sample lists every thread

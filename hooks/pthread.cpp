@@ -180,8 +180,9 @@ void* trampoline(void* p) {
 
 }  // namespace
 
-ThreadCreateFn real_pthread_create() {
-  return reinterpret_cast<ThreadCreateFn>(real_for_caller(&PW_REAL_SLOT(pthread_create), nullptr));
+counters::ThreadCreateFn real_pthread_create() {
+  return reinterpret_cast<counters::ThreadCreateFn>(
+      real_for_caller(&PW_REAL_SLOT(pthread_create), nullptr));
 }
 
 bool called_from_main_program(const void* pc) {

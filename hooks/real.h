@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-#include "base/thread_create.h"
+#include "counters/counters.h"
 
 namespace pw::hooks {
 
@@ -52,6 +52,6 @@ bool is_self(const void* pc);
 
 // The real pthread_create, for threads of parwidth's own (the monitor): they
 // are not governed by our hook.
-ThreadCreateFn real_pthread_create();
+counters::ThreadCreateFn real_pthread_create();
 
 }  // namespace pw::hooks

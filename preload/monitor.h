@@ -5,18 +5,18 @@
 #include <cstdint>
 #include <string>
 
-#include "base/thread_create.h"
+#include "counters/counters.h"
 #include "governor/registry.h"
 
 namespace pw::monitor {
 
 struct Hooks {
-  ThreadCreateFn create;          // the real pthread_create: the sampler is not governed
-  gov::ThreadRegistry* registry;  // tid -> assigned core set, for strays
-  void (*set_omp_cap)(int cap);   // later OpenMP regions use this team cap
-  bool apply;                     // govern: apply actions; observe: only record them
-  bool use_papi;                  // PARWIDTH_PAPI auto/on: counters opened by monitor::start on the
-                                  // calling thread if it is the only one; off: /proc only
+  counters::ThreadCreateFn create;  // the real pthread_create: the sampler is not governed
+  gov::ThreadRegistry* registry;    // tid -> assigned core set, for strays
+  void (*set_omp_cap)(int cap);     // later OpenMP regions use this team cap
+  bool apply;                       // govern: apply actions; observe: only record them
+  bool use_papi;  // PARWIDTH_PAPI auto/on: counters opened by monitor::start on the
+                  // calling thread if it is the only one; off: /proc only
   // Called on the sampler thread before each sample is judged (the node
   // registry's check), with the time since the first sample and the CPUs'
   // worth of the process's threads that ran or waited to run in the interval

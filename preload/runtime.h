@@ -108,10 +108,10 @@ std::vector<int> spawn_cpus(char* const envp[]);
 // hooks/ registers these at load, before preload/main.cpp's constructor.
 // A null entry is skipped.
 struct HookEntries {
-  void (*omp_activate)();                // before any OpenMP runtime binds threads
-  ThreadCreateFn (*thread_create)();     // the real pthread_create, for the monitor
-  void (*exec_bind)();                   // the exec hooks' originals (selected processes)
-  unsigned long long (*real_lookups)();  // per-caller originals looked up (the slow path)
+  void (*omp_activate)();                       // before any OpenMP runtime binds threads
+  counters::ThreadCreateFn (*thread_create)();  // the real pthread_create, for the monitor
+  void (*exec_bind)();                          // the exec hooks' originals (selected processes)
+  unsigned long long (*real_lookups)();         // per-caller originals looked up (the slow path)
 };
 void hooks_register(const HookEntries& entries);
 void hooks_bind_exec();  // calls the registered exec_bind, if any
