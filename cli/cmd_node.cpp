@@ -32,7 +32,9 @@ constexpr const char* kUsage =
     "  --json           one JSON object instead of a table\n"
     "  --watch SECONDS  print again every SECONDS until interrupted\n"
     "  --dir DIR        the registry's directory (default: PARWIDTH_NODE_DIR, else\n"
-    "                   /dev/shm/parwidth-<uid>, else /tmp/parwidth-<uid>)\n";
+    "                   /dev/shm/parwidth-<uid>, else /tmp/parwidth-<uid>; where\n"
+    "                   that one is unusable, $XDG_RUNTIME_DIR/parwidth, as the\n"
+    "                   governed processes do)\n";
 
 void usage(FILE* f) {
   fputs(kUsage, f);
@@ -165,17 +167,36 @@ int pw_cmd_node(int argc, char** argv) {
           pw::cli::options_scan("parwidth node", argc, argv, opts, pw::cli::Ends::kNoRest, usage);
       rc >= 0)
     return rc;
-  const std::string dir = pw::node::default_dir(dir_opt);
-  for (;;) {
+  // The directories in the order the governed processes try them: the first
+  // that opens is theirs (a default another user squats is passed over).
+  const std::vector<std::string> dirs = pw::node::candidate_dirs(dir_opt);
+  for (bool first = true;; first = false) {
     std::vector<Row> rows;
-    std::string err;
-    struct stat st;
-    if (stat(dir.c_str(), &st) != 0) {
-      // No governed process has used the registry yet: nothing to list.
-    } else if (!collect(dir, &rows, &err)) {
-      fprintf(stderr, "parwidth node: %s\n", err.c_str());
+    std::string dir, errors;
+    bool listed = false;
+    for (const std::string& d : dirs) {
+      dir = d;
+      struct stat st;
+      if (stat(d.c_str(), &st) != 0) {
+        // No governed process has used this registry yet: nothing to list.
+        listed = true;
+        break;
+      }
+      std::string err;
+      rows.clear();
+      if (collect(d, &rows, &err)) {
+        listed = true;
+        break;
+      }
+      errors += (errors.empty() ? "" : "; ") + err;
+    }
+    if (!listed) {
+      fprintf(stderr, "parwidth node: %s\n", errors.c_str());
       return 1;
     }
+    if (!errors.empty() && first)
+      fprintf(stderr, "parwidth node: the default registry is unusable (%s); listing %s\n",
+              errors.c_str(), dir.c_str());
     if (json)
       std::printf("%s\n", to_json(dir, rows).c_str());
     else

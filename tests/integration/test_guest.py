@@ -4,10 +4,12 @@ it does bare.
 
 Run: python -m pytest tests/integration/test_guest.py
 """
+import json
 import os
 import shutil
 import stat
 import subprocess
+import sys
 
 import pytest
 
@@ -159,6 +161,27 @@ def test_squatted_registry_falls_back_to_the_runtime_dir(tmp_path):
     notes = [f for f in load(report)["frameworks"] if f["setting"] == "registry"]
     assert notes and notes[0]["value"] == str(xdg / "parwidth"), notes
     assert "4321" in notes[0]["why"]
+
+
+def test_node_command_lists_the_runtime_dir_registry_when_the_default_is_squatted(tmp_path):
+    """`parwidth node` looks where the governed processes went: past a squatted
+    default, the user's runtime directory (it listed the empty default before)."""
+    xdg = tmp_path / "xdg"
+    xdg.mkdir(mode=0o700)
+    member = ("import threading, sys; t = threading.Thread(target=sys.stdin.read); t.start(); "
+              "print('ready', flush=True); t.join()")
+    # A member for its life (no monitor: it joins at activation), then the listing,
+    # polled until the member's entry is there; closing the member's stdin ends it.
+    script = (f"exec 3> >({sys.executable} -c \"{member}\" > {tmp_path}/ready); "
+              f"for i in $(seq 100); do out=$({BIN}/parwidth node --json 2>{tmp_path}/err); "
+              f"case $out in *'\"pid\"'*) break;; esac; sleep 0.1; done; "
+              f"echo \"$out\"; cat {tmp_path}/err >&2; exec 3>&-; wait")
+    p = squatted_shm(tmp_path, script, XDG_RUNTIME_DIR=xdg, PARWIDTH_MONITOR="off")
+    assert p.returncode == 0, p.stderr
+    listing = json.loads(p.stdout.strip().splitlines()[-1])
+    assert listing["dir"] == str(xdg / "parwidth"), listing
+    assert len(listing["members"]) == 1, listing
+    assert "default registry is unusable" in p.stderr and "4321" in p.stderr, p.stderr
 
 
 def test_squatted_registry_without_a_runtime_dir_warns_once(tmp_path):
