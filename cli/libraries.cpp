@@ -22,7 +22,7 @@ std::vector<OptionalLibrary> optional_libraries_probe() {
       {"PAPI",
        counters::kPapiLibrary,
        "libpapi7.0",
-       "perf_event counters for the monitor with PARWIDTH_PAPI=on; without it, /proc only",
+       "perf_event counters for the monitor (PARWIDTH_PAPI=auto or on); without it, /proc only",
        false,
        {}},
   };

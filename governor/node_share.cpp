@@ -7,8 +7,6 @@
 
 #include "base/group_sizes.h"
 
-#include "governor/plan.h"
-
 namespace pw::gov {
 namespace {
 

@@ -1,4 +1,5 @@
-// preload/cache: the calibration cache on disk.
+// preload/cache: the user's cache on disk (calibrations, measured plans): capped reads,
+// atomic private writes.
 #include "preload/cache.h"
 
 #include <dirent.h>

@@ -156,10 +156,10 @@ void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* o
   out->cost_graph = out->costs_known ? cost_graph_of(g) : gov::CostGraph();
 }
 
-gov::Plan plan_choose(const opt::Options& o, const opt::EnvLookup& env,
-                      const topo::Machine& machine, const topo::Budget& budget,
-                      const GraphSummary& graph, std::vector<std::string>* warnings,
-                      bool* calibration_found) {
+gov::Plan plan_with_cache(const opt::Options& o, const opt::EnvLookup& env,
+                          const topo::Machine& machine, const topo::Budget& budget,
+                          const GraphSummary& graph, std::vector<std::string>* warnings,
+                          bool* calibration_found) {
   gov::PlanInputs in;
   in.mode = o.plan;
   in.width.known = graph.known;
@@ -437,8 +437,8 @@ bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::
       out->warnings.push_back("PARWIDTH_MODEL " + o.model + ": " + why +
                               "; planning without a graph");
   }
-  out->plan = plan_choose(o, env, out->machine, out->budget, out->graph, &out->warnings,
-                          &out->calibration_found);
+  out->plan = plan_with_cache(o, env, out->machine, out->budget, out->graph, &out->warnings,
+                              &out->calibration_found);
   return true;
 }
 

@@ -46,10 +46,10 @@ struct Planned {
 // PARWIDTH_PLAN in order; the measured plan stored for the graph's
 // fingerprint, then the machine model (read from the calibration cache when
 // the graph has costs). A bad stored plan or calibration adds one warning.
-gov::Plan plan_choose(const opt::Options& o, const opt::EnvLookup& env,
-                      const topo::Machine& machine, const topo::Budget& budget,
-                      const GraphSummary& graph, std::vector<std::string>* warnings,
-                      bool* calibration_found);
+gov::Plan plan_with_cache(const opt::Options& o, const opt::EnvLookup& env,
+                          const topo::Machine& machine, const topo::Budget& budget,
+                          const GraphSummary& graph, std::vector<std::string>* warnings,
+                          bool* calibration_found);
 
 // Reads a model graph, infers its shapes (graph input shapes from input_shapes,
 // "name=1x3x224x224,..." as PARWIDTH_INPUT_SHAPES; the model's own when empty) and computes
@@ -91,12 +91,12 @@ inline constexpr const char kBoundPrefix[] = "bound to its CPUs";
 void local_share(const opt::Options& o, const opt::EnvLookup& env, int* rank, int* size,
                  std::string* from);
 
-// Plans for this process (o.topology empty) or for the described machine.
-// `machine` may hold an already-loaded machine (fork child) to skip the load.
-// Returns false with *err when no trustworthy budget exists: run ungoverned.
 // Slurm's tasks-per-node list ("2(x3),1") at a node index; false if malformed or out of range.
 bool slurm_tasks_on_node(const char* text, int index, int* out);
 
+// Plans for this process (o.topology empty) or for the described machine.
+// `machine` may hold an already-loaded machine (fork child) to skip the load.
+// Returns false with *err when no trustworthy budget exists: run ungoverned.
 bool plan_process(const opt::Options& o, const opt::EnvLookup& env, const topo::Machine* machine,
                   Planned* out, std::string* err);
 

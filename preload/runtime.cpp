@@ -189,8 +189,8 @@ gov::Plan plan_for_budget(const Runtime& r, const topo::Budget& b) {
   std::vector<std::string> warnings;
   bool found = false;
   // Warnings about the calibration were given at activation.
-  return planning::plan_choose(r.opt, env_lookup, r.planned.machine, b, r.planned.graph, &warnings,
-                               &found);
+  return planning::plan_with_cache(r.opt, env_lookup, r.planned.machine, b, r.planned.graph,
+                                   &warnings, &found);
 }
 
 bool set_thread_affinity(long tid, const std::vector<int>& cpus) {
@@ -845,7 +845,7 @@ bool adopt_graph(const planning::GraphSummary& graph) {
     machine = r.planned.machine;
   }
   const gov::Plan p =
-      planning::plan_choose(r.opt, env_lookup, machine, budget, graph, &warnings, &found);
+      planning::plan_with_cache(r.opt, env_lookup, machine, budget, graph, &warnings, &found);
   // Keyed by the text: a bad calibration and a bad stored plan each warn once.
   for (const std::string& w : warnings) warn_once(w, w);
   {

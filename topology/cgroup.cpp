@@ -75,7 +75,7 @@ Status cgroup_dir_from(const std::string& proc_cgroup, const std::string& mounti
     }
   }
   if (!found || path.empty() || path[0] != '/') {
-    set_err(err, "cgroup: no cgroup v2 hierarchy in /proc/self/cgroup (v1 is not supported)");
+    set_err(err, "cgroup: no cgroup v2 hierarchy in /proc/self/cgroup");
     return Status::kUnsupported;
   }
   // Prefer the usual /sys/fs/cgroup mount when there are several.

@@ -217,7 +217,7 @@ TEST(PlanCache, PlanningUsesTheStoredPlanThenTheModel) {
   g.fingerprint = kGraph;
   std::vector<std::string> warnings;
   bool found = false;
-  EXPECT_EQ(planning::plan_choose(o, env, p.machine, p.budget, g, &warnings, &found).source,
+  EXPECT_EQ(planning::plan_with_cache(o, env, p.machine, p.budget, g, &warnings, &found).source,
             "model");
   EXPECT_TRUE(warnings.empty());
 
@@ -227,7 +227,7 @@ TEST(PlanCache, PlanningUsesTheStoredPlanThenTheModel) {
   s.plan.created = static_cast<int64_t>(time(nullptr)) - 60;  // the pipeline reads the clock
   std::string path, why;
   ASSERT_TRUE(measured_store(cache_dir(env), s, &path, &why)) << why;
-  gov::Plan plan = planning::plan_choose(o, env, p.machine, p.budget, g, &warnings, &found);
+  gov::Plan plan = planning::plan_with_cache(o, env, p.machine, p.budget, g, &warnings, &found);
   EXPECT_EQ(plan.source, "measured");
   EXPECT_EQ(plan.pools, 1);
   EXPECT_EQ(plan.threads, 3);
@@ -236,21 +236,21 @@ TEST(PlanCache, PlanningUsesTheStoredPlanThenTheModel) {
   // PARWIDTH_PLAN=model or the user's counts leave it alone.
   opt::Options m = o;
   m.plan = gov::PlanMode::kModel;
-  EXPECT_EQ(planning::plan_choose(m, env, p.machine, p.budget, g, &warnings, &found).source,
+  EXPECT_EQ(planning::plan_with_cache(m, env, p.machine, p.budget, g, &warnings, &found).source,
             "model");
   m = o;
   m.pools = 2;
-  EXPECT_EQ(planning::plan_choose(m, env, p.machine, p.budget, g, &warnings, &found).source,
+  EXPECT_EQ(planning::plan_with_cache(m, env, p.machine, p.budget, g, &warnings, &found).source,
             "user");
   // A graph without a fingerprint (statistics only) cannot have one.
   planning::GraphSummary anon = g;
   anon.fingerprint.clear();
-  EXPECT_EQ(planning::plan_choose(o, env, p.machine, p.budget, anon, &warnings, &found).source,
+  EXPECT_EQ(planning::plan_with_cache(o, env, p.machine, p.budget, anon, &warnings, &found).source,
             "model");
 
   std::ofstream(path, std::ios::trunc) << "parwidth-plan 1\npools 1\n";
   warnings.clear();
-  plan = planning::plan_choose(o, env, p.machine, p.budget, g, &warnings, &found);
+  plan = planning::plan_with_cache(o, env, p.machine, p.budget, g, &warnings, &found);
   EXPECT_EQ(plan.source, "model");
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("corrupt"), std::string::npos) << warnings[0];

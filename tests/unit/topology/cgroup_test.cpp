@@ -160,12 +160,12 @@ TEST(CgroupDir, EscapedMountPoint) {
   EXPECT_EQ(dir, "/mnt/my cgroups/a");
 }
 
-TEST(CgroupDir, V1OnlyIsUnsupported) {
+TEST(CgroupDir, V1OnlyHasNoV2Dir) {
   std::string dir = "untouched", err;
   std::string mi = "40 30 0:30 / /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n";
   EXPECT_EQ(internal::cgroup_dir_from("12:cpuset:/job\n", mi, &dir, &err), Status::kUnsupported);
   EXPECT_EQ(dir, "untouched");
-  EXPECT_NE(err.find("v1"), std::string::npos) << err;
+  EXPECT_NE(err.find("no cgroup v2 hierarchy"), std::string::npos) << err;
 }
 
 TEST(CgroupDir, NoCgroup2MountIsUnsupported) {
