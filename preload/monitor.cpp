@@ -35,6 +35,8 @@ struct State {
   std::mutex life;
   counters::SamplerOptions options;
   int paused = 0;
+  // The sampler thread runs: started, not paused, not stopped (oversubscribed_now).
+  std::atomic<bool> sampling{false};
 };
 
 // Never destroyed: the process may exit while the sampler runs.
@@ -178,20 +180,27 @@ void start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap, int f
   o.use_papi = false;
   g->options = o;
   g->started = true;
+  g->sampling.store(true);
 }
 
 void pause_sampler() {
   if (!g || !g->started) return;
   std::lock_guard<std::mutex> lock(g->life);
-  if (g->paused++ == 0) g->sampler.stop();
+  if (g->paused++ == 0) {
+    g->sampling.store(false);
+    g->sampler.stop();
+  }
 }
 
 void resume_sampler() {
   if (!g || !g->started) return;
   std::lock_guard<std::mutex> lock(g->life);
   if (g->paused == 0 || --g->paused > 0) return;
-  if (g->sampler.start(g->options, g->hooks.create, on_sample, nullptr) != counters::Status::kOk)
+  if (g->sampler.start(g->options, g->hooks.create, on_sample, nullptr) != counters::Status::kOk) {
     log::warn("cannot restart the monitor thread; running without it");
+    return;
+  }
+  g->sampling.store(true);
 }
 
 void rebudget(double budget_cpus, int omp_cap) {
@@ -204,6 +213,7 @@ void rebudget(double budget_cpus, int omp_cap) {
 void stop() {
   if (!g || !g->started) return;
   std::lock_guard<std::mutex> lock(g->life);
+  g->sampling.store(false);
   g->sampler.stop();
   g->paused = 1 << 20;  // never restarted after exit began
 }
@@ -214,6 +224,7 @@ void reset_after_fork() {
   new (&g->mu) std::mutex();
   new (&g->life) std::mutex();
   g->paused = 0;
+  g->sampling.store(false);
   // The sampler thread may have been inside a push_back under mu at fork():
   // fresh vectors (what the old ones hold stays behind) rather than clear().
   new (&g->actions) std::vector<gov::OversubAction>();
@@ -235,7 +246,7 @@ bool papi_in_use(std::string* why) {
 }
 
 int oversubscribed_now() {
-  if (!g || !g->started) return -1;
+  if (!g || !g->sampling.load()) return -1;
   return g->detector.oversubscribed() ? 1 : 0;
 }
 

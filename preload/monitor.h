@@ -12,7 +12,7 @@ namespace pw::monitor {
 
 struct Hooks {
   counters::ThreadCreateFn create;  // the real pthread_create: the sampler is not governed
-  gov::ThreadRegistry* registry;    // tid -> assigned core set, for strays
+  gov::ThreadRegistry* registry;    // tid -> assigned core set, for strays (never null)
   void (*set_omp_cap)(int cap);     // later OpenMP regions use this team cap
   bool apply;                       // govern: apply actions; observe: only record them
   bool use_papi;  // PARWIDTH_PAPI auto/on: counters opened by monitor::start on the
@@ -46,8 +46,9 @@ void reset_after_fork();  // in the fork child: the thread is gone
 // returned.
 bool papi_in_use(std::string* why);
 std::string report_json();  // the report's "monitor" object, or "" if never started
-// The detector's verdict after the last sample judged: 1 oversubscribed, 0 not, -1 not
-// running. Read on the sampler thread (Hooks::tick).
+// The detector's verdict after the last sample judged: 1 oversubscribed, 0 not, -1 while the
+// sampler does not run (never started, paused or stopped). Read on the sampler thread
+// (Hooks::tick).
 int oversubscribed_now();
 
 }  // namespace pw::monitor

@@ -250,13 +250,20 @@ TEST(Monitor, ReportCountsSamplesFromTheProcBackend) {
 // "-1 not running" (monitor.h): after stop() the detector no longer judges anything.
 // Disabled: stop() leaves the state "started" (report_json() must still answer after it), so
 // oversubscribed_now() keeps returning the last verdict, 0 or 1. Enable once that is fixed.
-TEST(Monitor, DISABLED_OversubscribedNowIsMinusOneOnceStopped) {
+TEST(Monitor, OversubscribedNowIsMinusOneOncePausedOrStopped) {
   if (ran_in_child()) return;
   EXPECT_EQ(oversubscribed_now(), -1);
   start(hooks(true), 10, allowed_cpus(), 4, 0);
   ASSERT_TRUE(wait_until([] { return g_ticks.load() >= 2; }));
+  EXPECT_NE(oversubscribed_now(), -1);
+  pause_sampler();
+  EXPECT_EQ(oversubscribed_now(), -1);
+  resume_sampler();
+  EXPECT_NE(oversubscribed_now(), -1);
   stop();
   EXPECT_EQ(oversubscribed_now(), -1);
+  // The report is still there after stop (the runtime writes it then).
+  EXPECT_NE(report_json(), "");
 }
 
 TEST(Monitor, PausesNestAndOnlyTheLastResumeRestartsSampling) {
