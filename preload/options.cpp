@@ -17,8 +17,13 @@ namespace {
 // value. The builders below write each option's range and words once: the kind's text,
 // the parser's checks and the warning come from the same numbers and names, and the
 // default shown is the Options struct's own default, shown by the same function.
+//
+// Built at every governed process's start (options_parse), so a row holds literals
+// by pointer and small captures; the texts --help shows are made on demand.
 struct Row {
-  OptionInfo info;
+  const char* name;  // without the PARWIDTH_ prefix
+  std::string kind;  // "off|observe|govern", "int 1..4096", "bool", "path", ...
+  const char* help;
   // Applies `text` to `o`; returns false (with *why) when the value is bad.
   std::function<bool(const char* text, Options* o, std::string* why)> apply;
   // The value in `o`, as text ("name=value" in the report, the default in --help).
@@ -93,51 +98,55 @@ const char* word_of(const Word<E> (&words)[N], E v) {
   return "?";
 }
 
-template <typename E, size_t N>
-Row choice_row(const char* name, E Options::*field, const Word<E> (&words)[N], const char* help) {
-  std::string kind, list;
-  for (const Word<E>& w : words) {
-    if (!w.listed) continue;
-    kind += (kind.empty() ? "" : "|") + std::string(w.word);
-    list += (list.empty() ? "" : ", ") + std::string(w.word);
-  }
-  return {{name, kind, "", help},
-          [field, &words, list](const char* s, Options* o, std::string* why) {
+// The field (and an int's range) are template arguments, so that the functions' captures
+// stay within std::function's own storage: no allocation per row.
+template <auto Field, typename E, size_t N>
+Row choice_row(const char* name, const Word<E> (&words)[N], const char* help) {
+  constexpr E Options::*field = Field;
+  std::string kind;
+  for (const Word<E>& w : words)
+    if (w.listed) kind += (kind.empty() ? "" : "|") + std::string(w.word);
+  return {name, kind, help,
+          [&words](const char* s, Options* o, std::string* why) {
             for (const Word<E>& w : words)
               if (strcasecmp(s, w.word) == 0) return o->*field = w.value, true;
+            std::string list;
+            for (const Word<E>& w : words)
+              if (w.listed) list += (list.empty() ? "" : ", ") + std::string(w.word);
             *why = "not one of " + list;
             return false;
           },
-          [field, &words](const Options& o) { return std::string(word_of(words, o.*field)); }};
+          [&words](const Options& o) { return std::string(word_of(words, o.*field)); }};
 }
 
 // An integer lo..hi; a value below lo (the struct's "not set") shows as `unset`.
-Row int_row(const char* name, int Options::*field, long lo, long hi, const char* unset,
-            const char* help) {
-  return {{name, "int " + std::to_string(lo) + ".." + std::to_string(hi), "", help},
-          [=](const char* s, Options* o, std::string* why) {
+template <int Options::*field, long lo, long hi>
+Row int_row(const char* name, const char* unset, const char* help) {
+  return {name, "int " + std::to_string(lo) + ".." + std::to_string(hi), help,
+          [](const char* s, Options* o, std::string* why) {
             return parse_int(s, lo, hi, &(o->*field), why);
           },
-          [=](const Options& o) {
+          [unset](const Options& o) {
             return o.*field < lo && unset ? std::string(unset) : std::to_string(o.*field);
           }};
 }
 
 // A boolean, shown as words[0] / words[1] ("0"/"1" or "off"/"on"); any boolean word reads.
-Row bool_row(const char* name, bool Options::*field, const char* off, const char* on,
-             const char* help) {
+template <bool Options::*field>
+Row bool_row(const char* name, const char* off, const char* on, const char* help) {
   const std::string kind = std::string(off) == "0" ? "bool" : std::string(on) + "|" + off;
   return {
-      {name, kind, "", help},
-      [=](const char* s, Options* o, std::string* why) { return parse_bool(s, &(o->*field), why); },
-      [=](const Options& o) { return std::string(o.*field ? on : off); }};
+      name, kind, help,
+      [](const char* s, Options* o, std::string* why) { return parse_bool(s, &(o->*field), why); },
+      [off, on](const Options& o) { return std::string(o.*field ? on : off); }};
 }
 
 // Text; empty (the struct's default) shows as `unset`. `check`, when given, vets it.
-Row text_row(const char* name, std::string Options::*field, const char* kind, const char* unset,
-             const char* help, bool (*check)(const char* s, std::string* why) = nullptr) {
-  return {{name, kind, "", help},
-          [=](const char* s, Options* o, std::string* why) {
+template <std::string Options::*field>
+Row text_row(const char* name, const char* kind, const char* unset, const char* help,
+             bool (*check)(const char* s, std::string* why) = nullptr) {
+  return {name, kind, help,
+          [check](const char* s, Options* o, std::string* why) {
             if (!nonempty(s, &(o->*field), why)) return false;
             if (check && !check(s, why)) {
               (o->*field).clear();
@@ -145,7 +154,7 @@ Row text_row(const char* name, std::string Options::*field, const char* kind, co
             }
             return true;
           },
-          [=](const Options& o) { return (o.*field).empty() ? std::string(unset) : o.*field; }};
+          [unset](const Options& o) { return (o.*field).empty() ? std::string(unset) : o.*field; }};
 }
 
 bool input_shapes_check(const char* s, std::string* why) {
@@ -165,44 +174,49 @@ bool cpulist_check(const char* s, std::string* why) {
 
 std::vector<Row> rows_make() {
   std::vector<Row> r = {
-      choice_row("MODE", &Options::mode, kModeWords,
-                 "off: do nothing; observe: change nothing, report the plan; govern: apply it"),
-      int_row("POOLS", &Options::pools, 1, 4096, "from the graph",
-              "number of inter-op pools (overrides the plan)"),
-      int_row("INTRA", &Options::intra, 1, 4096, "cores / pools",
-              "intra-op (OpenMP) threads per pool (overrides the plan)"),
-      text_row("MODEL", &Options::model, "path", "none",
-               "model graph: .onnx, .pb GraphDef or SavedModel dir, .json"),
-      text_row("INPUT_SHAPES", &Options::input_shapes, "name=DxD..,..", "the model's",
-               "shapes of the model's graph inputs for its operator costs, e.g. "
-               "input=1x3x224x224,ids=8x16 (symbolic dims otherwise count as 1)",
-               input_shapes_check),
-      text_row("CPUS", &Options::cpus, "cpu list", "all allowed",
-               "restrict the budget to these CPUs, e.g. 0-3,8", cpulist_check),
-      bool_row("SMT", &Options::smt, "0", "1", "use SMT siblings as separate slots"),
-      choice_row("PIN", &Options::pin, kPinWords,
-                 "pin each new thread to one core of its pool, to its pool's cores, or not at all"),
-      bool_row("MONITOR", &Options::monitor, "off", "on", "watch for oversubscription at run time"),
-      int_row("MONITOR_MS", &Options::monitor_ms, 10, 60000, nullptr,
-              "monitor sampling period in milliseconds"),
-      text_row("REPORT", &Options::report, "path", "none",
-               "write the JSON report here at exit (%p = pid)"),
-      int_row("VERBOSE", &Options::verbose, 0, 3, nullptr,
-              "1: summary on stderr at exit; 2: options and plan; 3: threads"),
-      text_row("INCLUDE", &Options::include, "patterns", "all",
-               "govern only programs whose name matches (globs, ':'-separated)"),
-      text_row("EXCLUDE", &Options::exclude, "patterns", "none",
-               "never govern programs whose name matches"),
-      text_row("TOPOLOGY", &Options::topology, "path|synthetic:<desc>", "this machine",
-               "plan for an hwloc XML file or synthetic topology instead of this machine"),
-      bool_row("OVERRIDE", &Options::override_user, "0", "1",
-               "replace thread settings the user made explicitly"),
-      int_row("LOCAL_RANK", &Options::local_rank, 0, 65535, "from the launcher",
-              "this process's rank on the node"),
-      int_row("LOCAL_SIZE", &Options::local_size, 1, 65536, "from the launcher",
-              "governed processes on the node"),
-      text_row("CGROUP", &Options::cgroup, "path", "this process's cgroup",
-               "read cgroup limits from this directory (tests, containers with odd mounts)"),
+      choice_row<&Options::mode>(
+          "MODE", kModeWords,
+          "off: do nothing; observe: change nothing, report the plan; govern: apply it"),
+      int_row<&Options::pools, 1, 4096>("POOLS", "from the graph",
+                                        "number of inter-op pools (overrides the plan)"),
+      int_row<&Options::intra, 1, 4096>("INTRA", "cores / pools",
+                                        "intra-op (OpenMP) threads per pool (overrides the plan)"),
+      text_row<&Options::model>("MODEL", "path", "none",
+                                "model graph: .onnx, .pb GraphDef or SavedModel dir, .json"),
+      text_row<&Options::input_shapes>(
+          "INPUT_SHAPES", "name=DxD..,..", "the model's",
+          "shapes of the model's graph inputs for its operator costs, e.g. "
+          "input=1x3x224x224,ids=8x16 (symbolic dims otherwise count as 1)",
+          input_shapes_check),
+      text_row<&Options::cpus>("CPUS", "cpu list", "all allowed",
+                               "restrict the budget to these CPUs, e.g. 0-3,8", cpulist_check),
+      bool_row<&Options::smt>("SMT", "0", "1", "use SMT siblings as separate slots"),
+      choice_row<&Options::pin>(
+          "PIN", kPinWords,
+          "pin each new thread to one core of its pool, to its pool's cores, or not at all"),
+      bool_row<&Options::monitor>("MONITOR", "off", "on", "watch for oversubscription at run time"),
+      int_row<&Options::monitor_ms, 10, 60000>("MONITOR_MS", nullptr,
+                                               "monitor sampling period in milliseconds"),
+      text_row<&Options::report>("REPORT", "path", "none",
+                                 "write the JSON report here at exit (%p = pid)"),
+      int_row<&Options::verbose, 0, 3>(
+          "VERBOSE", nullptr, "1: summary on stderr at exit; 2: options and plan; 3: threads"),
+      text_row<&Options::include>("INCLUDE", "patterns", "all",
+                                  "govern only programs whose name matches (globs, ':'-separated)"),
+      text_row<&Options::exclude>("EXCLUDE", "patterns", "none",
+                                  "never govern programs whose name matches"),
+      text_row<&Options::topology>(
+          "TOPOLOGY", "path|synthetic:<desc>", "this machine",
+          "plan for an hwloc XML file or synthetic topology instead of this machine"),
+      bool_row<&Options::override_user>("OVERRIDE", "0", "1",
+                                        "replace thread settings the user made explicitly"),
+      int_row<&Options::local_rank, 0, 65535>("LOCAL_RANK", "from the launcher",
+                                              "this process's rank on the node"),
+      int_row<&Options::local_size, 1, 65536>("LOCAL_SIZE", "from the launcher",
+                                              "governed processes on the node"),
+      text_row<&Options::cgroup>(
+          "CGROUP", "path", "this process's cgroup",
+          "read cgroup limits from this directory (tests, containers with odd mounts)"),
       // auto by default: the counters are opened at activation, on the activating thread, and
       // only while it is the process's only thread (libpapi's and libpfm's initialisation call
       // strtok, getenv and putenv, process-wide libc state; initialised on the monitor thread
@@ -210,23 +224,26 @@ std::vector<Row> rows_make() {
       // Where PAPI's perf_event component is disabled, libpapi is absent, or threads already
       // run, the monitor uses /proc alone and the report says why. on: the same, plus a
       // warning when it cannot.
-      choice_row("PAPI", &Options::papi, kPapiWords,
-                 "PAPI perf_event counters for the monitor where the component is active (off: "
-                 "/proc only)"),
-      bool_row("NODE", &Options::node, "off", "on",
-               "divide the node's cores with other governed processes that no launcher "
-               "describes"),
-      text_row("NODE_DIR", &Options::node_dir, "path", "/dev/shm/parwidth-<uid>",
-               "the node registry's directory (created 0700; /tmp/parwidth-<uid> without "
-               "/dev/shm)"),
-      choice_row("PLAN", &Options::plan, kPlanWords,
-                 "plan source: a measured plan stored for the graph, the model's predicted "
-                 "fastest, the width rule (auto: in that order)"),
-      int_row("NODE_IDLE_MS", &Options::node_idle_ms, 100, 3600000, nullptr,
-              "a node registry member idle this long gives its share back (re-joins when busy)"),
+      choice_row<&Options::papi>(
+          "PAPI", kPapiWords,
+          "PAPI perf_event counters for the monitor where the component is active (off: "
+          "/proc only)"),
+      bool_row<&Options::node>(
+          "NODE", "off", "on",
+          "divide the node's cores with other governed processes that no launcher "
+          "describes"),
+      text_row<&Options::node_dir>(
+          "NODE_DIR", "path", "/dev/shm/parwidth-<uid>",
+          "the node registry's directory (created 0700; /tmp/parwidth-<uid> without "
+          "/dev/shm)"),
+      choice_row<&Options::plan>(
+          "PLAN", kPlanWords,
+          "plan source: a measured plan stored for the graph, the model's predicted "
+          "fastest, the width rule (auto: in that order)"),
+      int_row<&Options::node_idle_ms, 100, 3600000>(
+          "NODE_IDLE_MS", nullptr,
+          "a node registry member idle this long gives its share back (re-joins when busy)"),
   };
-  const Options defaults;
-  for (Row& row : r) row.info.def = row.show(defaults);
   return r;
 }
 
@@ -240,7 +257,8 @@ const std::vector<Row>& rows() {
 const std::vector<OptionInfo>& options_table() {
   static const std::vector<OptionInfo>* table = [] {
     auto* t = new std::vector<OptionInfo>();
-    for (const Row& r : rows()) t->push_back(r.info);
+    const Options defaults;
+    for (const Row& r : rows()) t->push_back({r.name, r.kind, r.show(defaults), r.help});
     return t;
   }();
   return *table;
@@ -249,7 +267,7 @@ const std::vector<OptionInfo>& options_table() {
 Options options_parse(const EnvLookup& env, std::vector<std::string>* warnings) {
   Options o;
   for (const Row& r : rows()) {
-    const std::string var = "PARWIDTH_" + r.info.name;
+    const std::string var = std::string("PARWIDTH_") + r.name;
     const char* value = env(var.c_str());
     // Empty means unset (`PARWIDTH_REPORT= cmd` is how a shell clears one).
     if (value == nullptr || *value == '\0') continue;
@@ -259,7 +277,7 @@ Options options_parse(const EnvLookup& env, std::vector<std::string>* warnings) 
       o = trial;
     } else if (warnings) {
       warnings->push_back(var + "=\"" + value + "\" ignored: " + why + "; using the default (" +
-                          r.info.def + ")");
+                          r.show(Options{}) + ")");
     }
   }
   if (o.local_rank >= 0 && o.local_size > 0 && o.local_rank >= o.local_size) {
@@ -286,7 +304,7 @@ const char* papi_name(Papi p) {
 
 std::vector<std::string> options_describe(const Options& o) {
   std::vector<std::string> out;
-  for (const Row& r : rows()) out.push_back(r.info.name + "=" + r.show(o));
+  for (const Row& r : rows()) out.push_back(r.name + ("=" + r.show(o)));
   return out;
 }
 
