@@ -26,7 +26,7 @@ std::vector<int> group_sizes(const std::vector<int>& socket_of, int groups) {
   best[static_cast<size_t>(groups)][static_cast<size_t>(bigs)] = 0;
   auto cost = [&](int i, int j, bool big) {
     const int start = i * small + j;
-    const int next = best[static_cast<size_t>(i) + 1][static_cast<size_t>(j + (big ? 1 : 0))];
+    const int next = best[static_cast<size_t>(i) + 1][static_cast<size_t>(j) + (big ? 1 : 0)];
     if (next >= inf) return inf;
     return next + (group_spans(socket_of, start, start + small + (big ? 1 : 0)) ? 1 : 0);
   };

@@ -67,6 +67,7 @@ NodeShare node_share(const std::vector<NodeMember>& members, size_t self) {
       taken.push_back(cores[static_cast<size_t>(r % n)]);
     } else {
       std::vector<int> socket_of;
+      socket_of.reserve(cores.size());
       for (const auto& c : cores) socket_of.push_back(c.socket);
       const std::vector<int> sizes = group_sizes(socket_of, k);
       int at = 0;

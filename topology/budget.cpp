@@ -122,6 +122,7 @@ Status compute(const Machine& m, const BudgetInputs& in, Budget* out, std::strin
       // that as few groups as possible span two sockets: 2 sockets x 3 cores in
       // 4 groups is 2,1,2,1, not 2,2,1,1.
       std::vector<int> socket_of;
+      socket_of.reserve(slots.size());
       for (const Slot& s : slots) socket_of.push_back(s.socket);
       const std::vector<int> sizes = group_sizes(socket_of, static_cast<int>(size));
       long begin = 0;
