@@ -25,7 +25,7 @@ Option count(const char* name, int lo, int hi, int* out) {
                                 ? "an integer >= " + std::to_string(lo)
                                 : "an integer " + std::to_string(lo) + ".." + std::to_string(hi);
   return {name, wants,
-          [=](const std::string& v, std::string*) { return parse_count(v, lo, hi, out); }};
+          [=](const std::string& v, std::string*) { return count_parse(v, lo, hi, out); }};
 }
 
 Option seconds(const char* name, double max_s, double* out) {
@@ -50,10 +50,10 @@ Option count_list(const char* name, std::vector<int>* out) {
               int lo = 0, hi = 0;
               const size_t dash = part.find('-');
               if (dash == std::string::npos) {
-                if (!parse_count(part, 1, 4096, &lo)) return false;
+                if (!count_parse(part, 1, 4096, &lo)) return false;
                 hi = lo;
-              } else if (!parse_count(part.substr(0, dash), 1, 4096, &lo) ||
-                         !parse_count(part.substr(dash + 1), 1, 4096, &hi) || hi < lo) {
+              } else if (!count_parse(part.substr(0, dash), 1, 4096, &lo) ||
+                         !count_parse(part.substr(dash + 1), 1, 4096, &hi) || hi < lo) {
                 return false;
               }
               for (int v = lo; v <= hi; ++v) got.push_back(v);

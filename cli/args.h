@@ -48,7 +48,7 @@ int options_scan(const char* who, int argc, char** argv, const std::vector<Optio
                  void (*usage)(FILE*), int* rest = nullptr,
                  std::vector<std::string>* positionals = nullptr);
 
-inline bool parse_count(const std::string& s, int lo, int hi, int* out) {
+inline bool count_parse(const std::string& s, int lo, int hi, int* out) {
   char* end = nullptr;
   const long v = std::strtol(s.c_str(), &end, 10);
   if (s.empty() || *end != '\0' || v < lo || v > hi) return false;

@@ -117,7 +117,7 @@ int pw_cmd_run(int argc, char** argv) {
       return 2;
     }
   }
-  const std::string so = pw::cli::find_preload_library(lib);
+  const std::string so = pw::cli::preload_library_find(lib);
   if (so.empty() || access(so.c_str(), R_OK) != 0) {
     fprintf(stderr,
             "parwidth run: error: cannot find libparwidth.so (looked next to this program; "

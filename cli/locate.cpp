@@ -31,7 +31,7 @@ std::string readable_real_path(const std::string& p) {
 
 }  // namespace
 
-std::string find_preload_library(const std::string& given) {
+std::string preload_library_find(const std::string& given) {
   if (!given.empty()) return given;
   if (const char* e = getenv("PARWIDTH_LIB"); e && *e) return readable_real_path(e);
   return readable_real_path(default_preload_path());

@@ -10,7 +10,7 @@ namespace pw::cli {
 // program's real path (../lib/libparwidth.so: the build tree, `cmake
 // --install`, the .deb and the wheel's package directory). Resolved to a real
 // path; "" if none is readable.
-std::string find_preload_library(const std::string& given);
+std::string preload_library_find(const std::string& given);
 
 // Where the layout rule puts the preload for this program, not resolved.
 std::string default_preload_path();

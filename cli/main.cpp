@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!strcmp(cmd, "--print-lib")) {
-    const std::string so = pw::cli::find_preload_library("");
+    const std::string so = pw::cli::preload_library_find("");
     if (so.empty()) {
       fprintf(stderr, "parwidth: error: cannot read %s (PARWIDTH_LIB overrides)\n",
               getenv("PARWIDTH_LIB") ? getenv("PARWIDTH_LIB")

@@ -117,7 +117,7 @@ int command_scan(const char* verb, int argc, char** argv, std::vector<Option> ow
     fprintf(stderr, "%s: error: %s\n", who.c_str(), e.c_str());
     return 2;
   }
-  out->so = find_preload_library(lib);
+  out->so = preload_library_find(lib);
   if (out->so.empty() || access(out->so.c_str(), R_OK) != 0) {
     fprintf(stderr, "%s: error: cannot find libparwidth.so (set --lib or PARWIDTH_LIB)\n",
             who.c_str());

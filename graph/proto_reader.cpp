@@ -3,7 +3,7 @@
 
 namespace pw::graph::proto {
 
-bool Reader::read_varint(uint64_t* v) {
+bool Reader::varint_read(uint64_t* v) {
   uint64_t result = 0;
   for (int i = 0; i < 10; ++i) {
     if (pos_ >= data_.size()) return fail("truncated varint");
@@ -20,7 +20,7 @@ bool Reader::read_varint(uint64_t* v) {
 bool Reader::next(Field* f) {
   if (!ok() || pos_ >= data_.size()) return false;
   uint64_t key = 0;
-  if (!read_varint(&key)) return false;
+  if (!varint_read(&key)) return false;
   uint64_t number = key >> 3;
   if (number == 0 || number > 0x1FFFFFFF) return fail("bad field number");
   f->number = static_cast<uint32_t>(number);
@@ -29,7 +29,7 @@ bool Reader::next(Field* f) {
   f->bytes = {};
   switch (key & 7) {
     case kVarint:
-      return read_varint(&f->varint);
+      return varint_read(&f->varint);
     case kFixed64:
     case kFixed32: {
       size_t n = (key & 7) == kFixed64 ? 8 : 4;
@@ -43,7 +43,7 @@ bool Reader::next(Field* f) {
     }
     case kLen: {
       uint64_t n = 0;
-      if (!read_varint(&n)) return false;
+      if (!varint_read(&n)) return false;
       if (n > data_.size() - pos_) return fail("length past the end of the message");
       f->bytes = data_.substr(pos_, static_cast<size_t>(n));
       pos_ += static_cast<size_t>(n);

@@ -36,7 +36,7 @@ class Reader {
   int depth() const { return depth_; }
 
  private:
-  bool read_varint(uint64_t* v);
+  bool varint_read(uint64_t* v);
   bool fail(const char* why) {
     error_ = why;
     return false;

@@ -181,7 +181,7 @@ void graph_infer(Graph* g, Run* run, bool top) {
         in[k] = g->nodes[size_t(src)].out[size_t(idx)];
     }
     shape::Args args{node, in};
-    const bool ok = tf ? shape::infer_tf(args, &out) : shape::infer_onnx(args, &out);
+    const bool ok = tf ? shape::tf_infer(args, &out) : shape::onnx_infer(args, &out);
     if (!ok) {
       out.assign(std::max<size_t>(tf ? 1 : node.outputs.size(), 1), TI{});
       if (!(tf && tf_quiet(node.op))) ++run->unknown_ops[node.op];

@@ -530,7 +530,7 @@ const std::unordered_set<std::string>& binary_ops() {
 
 }  // namespace
 
-bool infer_onnx(const Args& a, std::vector<TI>* out) {
+bool onnx_infer(const Args& a, std::vector<TI>* out) {
   const Node& n = a.node;
   const std::string& op = n.op;
   const TI& x = a[0];

@@ -39,7 +39,7 @@ bool values_of(const TI& t, std::vector<int64_t>* v);
 
 // Outputs of node for the ONNX (resp. TF) operator set; false when the op has no rule (the
 // caller warns once per type). Rules set what they can and leave the rest unknown.
-bool infer_onnx(const Args& a, std::vector<TI>* out);
-bool infer_tf(const Args& a, std::vector<TI>* out);
+bool onnx_infer(const Args& a, std::vector<TI>* out);
+bool tf_infer(const Args& a, std::vector<TI>* out);
 
 }  // namespace pw::graph::shape

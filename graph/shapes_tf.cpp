@@ -130,7 +130,7 @@ const std::unordered_set<std::string>& binary_ops() {
 
 }  // namespace
 
-bool infer_tf(const Args& a, std::vector<TI>* out) {
+bool tf_infer(const Args& a, std::vector<TI>* out) {
   const Node& n = a.node;
   const std::string& op = n.op;
   const TI& x = a[0];
@@ -229,7 +229,7 @@ bool infer_tf(const Args& a, std::vector<TI>* out) {
     for (const TI* p : parts) in.push_back(*p), m.inputs.push_back("x");
     m.outputs = {"y"};
     std::vector<TI> o;
-    infer_onnx(Args{m, in}, &o);
+    onnx_infer(Args{m, in}, &o);
     return y = o[0], true;
   }
   if (op == "Reshape") {
@@ -239,7 +239,7 @@ bool infer_tf(const Args& a, std::vector<TI>* out) {
     m.outputs = {"y"};
     std::vector<TI> in = {x, a[1]};
     std::vector<TI> o;
-    infer_onnx(Args{m, in}, &o);
+    onnx_infer(Args{m, in}, &o);
     return y = o[0], true;
   }
   if (op == "Shape") {
@@ -271,7 +271,7 @@ bool infer_tf(const Args& a, std::vector<TI>* out) {
       m.attrs.push_back(Attr{"perm", Attr::Kind::kInts, 0, 0, "", perm, {}, {}, {}, {}});
     }
     std::vector<TI> o;
-    infer_onnx(Args{m, in}, &o);
+    onnx_infer(Args{m, in}, &o);
     return y = o[0], true;
   }
   if (one_of(op, {"Mean", "Sum", "Max", "Min", "Prod"})) {
@@ -286,7 +286,7 @@ bool infer_tf(const Args& a, std::vector<TI>* out) {
         Attr{"keepdims", Attr::Kind::kInt, n.attr_int("keep_dims", 0), 0, "", {}, {}, {}, {}, {}});
     std::vector<TI> in = {x};
     std::vector<TI> o;
-    infer_onnx(Args{m, in}, &o);
+    onnx_infer(Args{m, in}, &o);
     return y = o[0], true;
   }
   if (op == "GatherV2" || op == "Gather" || op == "ResourceGather") {
@@ -302,7 +302,7 @@ bool infer_tf(const Args& a, std::vector<TI>* out) {
     m.attrs.push_back(Attr{"axis", Attr::Kind::kInt, axis[0], 0, "", {}, {}, {}, {}, {}});
     std::vector<TI> in = {data, a[1]};
     std::vector<TI> o;
-    infer_onnx(Args{m, in}, &o);
+    onnx_infer(Args{m, in}, &o);
     return y = o[0], true;
   }
   if (op.rfind("SparseSegment", 0) == 0) {

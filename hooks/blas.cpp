@@ -196,8 +196,8 @@ int decide(const Found& f, const char* trigger, int before) {
           std::to_string(rt::plan().threads) +
           (who.empty() || d.verdict == gov::SettingVerdict::kKeep ? "" : " (was " + who + ")") +
           "; found " + trigger;
-  rt::note_pool(n);
-  rt::note_framework(n.library, n.object + " thread pool", std::to_string(n.after), n.applied,
+  rt::pool_note(n);
+  rt::framework_note(n.library, n.object + " thread pool", std::to_string(n.after), n.applied,
                      n.why);
   return d.changes() ? d.value : 0;
 }
@@ -286,8 +286,8 @@ int blas_user_set(const char* function, int n, const void* caller_pc, const void
     note.set_by = d.changes() ? "parwidth" : "user: " + who;
     note.applied = d.changes();
     note.why = std::string(gov::setting_verdict_text(d.verdict)) + " (" + who + ")";
-    rt::note_pool(note);
-    rt::note_framework(note.library, note.object + " thread pool (" + function + ")",
+    rt::pool_note(note);
+    rt::framework_note(note.library, note.object + " thread pool (" + function + ")",
                        std::to_string(note.after), note.applied, note.why);
     return d.value > 0 ? d.value : n;
   } catch (...) {

@@ -10,13 +10,13 @@
 //      framework's own API (TF_GraphToGraphDef; here pwe_session_graph after creation).
 //      graph/ parses it, infers its shapes (per-operator FLOPs and bytes) and computes
 //      H, L, W.
-//   3. rt::adopt_graph(summary) re-plans the process from that graph (PARWIDTH_PLAN: the
+//   3. rt::graph_adopt(summary) re-plans the process from that graph (PARWIDTH_PLAN: the
 //      model's predicted fastest when its costs are known, else the width rule): the
 //      preload's pools, OpenMP caps and pinning follow the new plan for threads created
 //      from now on.
 //   4. Write the plan into the framework's own options (inter-op = pools, intra-op =
 //      threads per pool), leaving alone every option the user set explicitly unless
-//      PARWIDTH_OVERRIDE=1, and note each decision with rt::note_framework so the
+//      PARWIDTH_OVERRIDE=1, and note each decision with rt::framework_note so the
 //      report's frameworks list says what was applied or kept and why.
 // The option setters are found in the object that defines the original (dladdr +
 // dlopen(RTLD_NOLOAD)), so a library loaded RTLD_LOCAL works too.
@@ -66,7 +66,7 @@ void apply_option(pwe_session_options* o, const char* setting, GetFn get, SetFn 
   const gov::SettingDecision d = rt::setting_decide(want, current, user_set);
   if (d.verdict == gov::SettingVerdict::kNoPlan) return;
   if (d.changes()) set(o, d.value);
-  rt::note_framework(
+  rt::framework_note(
       "engine", setting,
       std::to_string(d.changes() ? d.value
                      : user_set  ? current
@@ -97,16 +97,16 @@ void govern_session(const void* model, size_t size, pwe_session_options* opts, c
       planning::graph_costed(&g, rt::options().input_shapes, &summary, &err) == graph::Status::kOk;
   const std::string what = "graph (" + std::string(graph::format_name(g.format)) + ")";
   if (!read) {
-    rt::note_framework("engine", "graph", "unreadable", false,
+    rt::framework_note("engine", "graph", "unreadable", false,
                        "planning without the graph: " + err);
   } else if (summary.heavy == 0) {
-    rt::note_framework("engine", what, "no heavy operators", false, "plan unchanged");
+    rt::framework_note("engine", what, "no heavy operators", false, "plan unchanged");
   } else {
     // Step 3: re-plan with the session's width.
     summary.source = std::string("engine session (") + graph::format_name(g.format) +
                      (g.name.empty() ? "" : ": " + g.name) + ")";
-    rt::adopt_graph(summary);
-    rt::note_framework("engine", what,
+    rt::graph_adopt(summary);
+    rt::framework_note("engine", what,
                        "H=" + std::to_string(summary.heavy) +
                            " L=" + std::to_string(summary.layers) +
                            " W=" + std::to_string(summary.avg_width),

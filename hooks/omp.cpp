@@ -243,12 +243,12 @@ void libomp_first_sight(const void* caller_pc, bool at_fork) {
       const OmpVendor vendor = omp_vendor_of(fn);
       const char* name = vendor == OmpVendor::kIntel ? "libiomp5" : "libomp";
       if (libomp_disable(fn, vendor)) {
-        rt::note_framework(name, "KMP_AFFINITY (kmp_set_defaults)", "disabled", true,
+        rt::framework_note(name, "KMP_AFFINITY (kmp_set_defaults)", "disabled", true,
                            "the runtime would bind every thread to the first pinned thread's "
                            "core");
       } else {
         g_libomp_own_binding.store(true, std::memory_order_relaxed);
-        rt::note_framework(name, "KMP_AFFINITY", "the runtime's default", false,
+        rt::framework_note(name, "KMP_AFFINITY", "the runtime's default", false,
                            "the runtime was initialised before parwidth could turn its binding "
                            "off (a task, omp_get_level() or kmp_set_defaults first); it keeps "
                            "its own binding and its threads are not pinned");
@@ -257,7 +257,7 @@ void libomp_first_sight(const void* caller_pc, bool at_fork) {
     }
     if (api) {
       g_libomp_own_binding.store(true, std::memory_order_relaxed);
-      rt::note_framework("libomp", "KMP_AFFINITY", "libomp's default", false,
+      rt::framework_note("libomp", "KMP_AFFINITY", "libomp's default", false,
                          std::string("the program reads thread affinity (") + api +
                              "); libomp keeps its own binding and its threads are not pinned");
     }
@@ -318,7 +318,7 @@ void omp_on_activate() {
     const char* val = getenv(v);
     if (val && *val) {
       g_user_binding.store(true, std::memory_order_relaxed);
-      rt::note_framework("openmp", v, val, false,
+      rt::framework_note("openmp", v, val, false,
                          "thread binding chosen by the user; kept (the OpenMP runtimes' threads "
                          "are not pinned by parwidth)");
       return;
@@ -328,7 +328,7 @@ void omp_on_activate() {
     const char* val = getenv(v);
     if (val && *val) {
       g_libomp_own_binding.store(true, std::memory_order_relaxed);
-      rt::note_framework("libomp", "KMP_AFFINITY", "libomp's default", false,
+      rt::framework_note("libomp", "KMP_AFFINITY", "libomp's default", false,
                          std::string(v) +
                              " is set: libomp keeps its own binding and its "
                              "threads are not pinned");

@@ -23,7 +23,7 @@ const char* const kName = "onnxruntime";
 
 void plan_from_model(const void* model, size_t size, bool is_path) {
   if (!rt::options().model.empty()) {
-    rt::note_framework(kName, "graph (session model)", "", false,
+    rt::framework_note(kName, "graph (session model)", "", false,
                        "PARWIDTH_MODEL given; the plan keeps that model's width");
     return;
   }
@@ -44,14 +44,14 @@ void plan_from_model(const void* model, size_t size, bool is_path) {
     return;
   }
   if (summary.heavy == 0) {
-    rt::note_framework(kName, "graph (session model)", "no heavy operators", false,
+    rt::framework_note(kName, "graph (session model)", "no heavy operators", false,
                        "nothing to plan from; plan unchanged");
     return;
   }
   summary.source = "onnxruntime session model";
-  rt::adopt_graph(summary);
+  rt::graph_adopt(summary);
   const gov::Plan& p = rt::plan();
-  rt::note_framework(kName, "graph (session model)",
+  rt::framework_note(kName, "graph (session model)",
                      "H=" + std::to_string(summary.heavy) + " L=" + std::to_string(summary.layers) +
                          " W=" + std::to_string(summary.avg_width),
                      true,
@@ -65,7 +65,7 @@ gov::SettingDecision decide(const std::string& setting, int plan, int current, b
                             const std::string& ours = "") {
   const gov::SettingDecision d = rt::setting_decide(plan, current, user_set);
   if (d.verdict != gov::SettingVerdict::kNoPlan)
-    rt::note_framework(kName, setting,
+    rt::framework_note(kName, setting,
                        d.changes() ? (ours.empty() ? std::to_string(d.value) : ours) : shown,
                        d.changes(),
                        std::string(gov::setting_verdict_text(d.verdict)) +
@@ -115,7 +115,7 @@ void ort_session_used(const std::string& what) {
   Guard guard;
   if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return;
   try {
-    rt::note_framework(kName, "session thread pools used", what, true,
+    rt::framework_note(kName, "session thread pools used", what, true,
                        "ORT's own session options after creation, and the threads it started");
   } catch (...) {
   }

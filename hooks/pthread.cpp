@@ -83,7 +83,7 @@ void pin_check_at_exit(void*) {
   Guard guard;
   if (!guard.entered()) return;
   try {
-    rt::check_own_pin();
+    rt::own_pin_check();
   } catch (...) {
   }
 }
@@ -146,7 +146,7 @@ void* trampoline(void* p) {
   void* arg = s->arg;
   {
     Guard guard;
-    rt::set_current_pool(s->where.pool);
+    rt::current_pool_set(s->where.pool);
     gov::ThreadRecord rec;
     rec.tid = static_cast<long>(gettid());
     rec.pool = s->where.pool;
@@ -169,7 +169,7 @@ void* trampoline(void* p) {
     }
     try {
       rec.creator = std::move(s->creator);
-      rt::record_thread(rec);
+      rt::thread_record(rec);
     } catch (...) {
     }
     s->~Start();
@@ -214,7 +214,7 @@ PW_HOOK(int, pthread_create,
   pw::hooks::Start* s = nullptr;
   try {
     s = new (mem) pw::hooks::Start{start, arg, {}, false, false, false, false, false, {}};
-    s->where = pw::rt::assign_thread(pw::rt::current_pool());
+    s->where = pw::rt::thread_assign(pw::rt::current_pool());
     s->user_affinity = pw::hooks::attr_has_affinity(attr);
     const char* left = nullptr;
     s->runtime_binding = pw::hooks::omp_thread_left_to_runtime(__builtin_return_address(0), &left);

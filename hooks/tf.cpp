@@ -70,7 +70,7 @@ struct UserConfig {
   long inter = 0;
 };
 
-bool read_varint(const unsigned char*& p, const unsigned char* end, uint64_t* v) {
+bool varint_read(const unsigned char*& p, const unsigned char* end, uint64_t* v) {
   uint64_t r = 0;
   for (int shift = 0; shift < 64 && p < end; shift += 7) {
     const unsigned char b = *p++;
@@ -90,11 +90,11 @@ UserConfig config_scan(const void* data, size_t n) {
   const unsigned char* end = p + (data ? n : 0);
   while (p < end) {
     uint64_t key = 0, v = 0;
-    if (!read_varint(p, end, &key)) return c.readable = false, c;
+    if (!varint_read(p, end, &key)) return c.readable = false, c;
     const uint64_t field = key >> 3;
     switch (key & 7) {
       case 0:
-        if (!read_varint(p, end, &v)) return c.readable = false, c;
+        if (!varint_read(p, end, &v)) return c.readable = false, c;
         // int32 fields: a negative value is sign-extended to 64 bits.
         if (field == kIntraField) c.intra = static_cast<long>(static_cast<int32_t>(v));
         if (field == kInterField) c.inter = static_cast<long>(static_cast<int32_t>(v));
@@ -104,7 +104,7 @@ UserConfig config_scan(const void* data, size_t n) {
         p += 8;
         break;
       case 2:
-        if (!read_varint(p, end, &v) || v > static_cast<uint64_t>(end - p))
+        if (!varint_read(p, end, &v) || v > static_cast<uint64_t>(end - p))
           return c.readable = false, c;
         p += v;
         break;
@@ -166,7 +166,7 @@ std::string config_extra(const char* what, const UserConfig& user) {
   std::string extra;
   const std::string who = std::string("tensorflow");
   if (!user.readable) {
-    rt::note_framework(who, std::string(what) + " ConfigProto", "unreadable", false,
+    rt::framework_note(who, std::string(what) + " ConfigProto", "unreadable", false,
                        "the program's serialized config could not be walked; left as it was");
     return extra;
   }
@@ -195,12 +195,12 @@ std::string config_extra(const char* what, const UserConfig& user) {
     const gov::SettingDecision d = rt::setting_decide(
         static_cast<int>(k.want), static_cast<int>(k.user > 0 ? k.user : env), !mine.empty());
     if (d.verdict == gov::SettingVerdict::kKeep) {
-      rt::note_framework(who, setting, std::to_string(d.value), false,
+      rt::framework_note(who, setting, std::to_string(d.value), false,
                          mine + "; " + gov::setting_verdict_text(d.verdict));
       continue;
     }
     if (!d.changes()) {  // observe mode, or no plan value
-      rt::note_framework(
+      rt::framework_note(
           who, setting, std::to_string(k.want), false,
           std::string(gov::setting_verdict_text(d.verdict)) + " (" + plan_reason() + ")");
       continue;
@@ -209,14 +209,14 @@ std::string config_extra(const char* what, const UserConfig& user) {
     // 1-pool plan would serialise a tf.function's parallel branches (measured
     // 0.8x in eager mode), so TensorFlow's own inter-op default stays.
     if (k.field == kInterField && mine.empty() && !rt::graph_known() && rt::options().pools == 0) {
-      rt::note_framework(who, setting, "TensorFlow's default", false,
+      rt::framework_note(who, setting, "TensorFlow's default", false,
                          "no model graph known: TensorFlow's inter-op default kept "
                          "(PARWIDTH_MODEL or PARWIDTH_POOLS plans it)");
       continue;
     }
     append_field(&extra, k.field, static_cast<uint64_t>(d.value));
     k.asked->store(d.value);
-    rt::note_framework(
+    rt::framework_note(
         who, setting, std::to_string(d.value), true,
         mine.empty() ? plan_reason()
                      : plan_reason() + "; replaced what was " + mine + " (PARWIDTH_OVERRIDE=1)");
@@ -307,17 +307,17 @@ void adopt_graph_of(graph::Graph* g, const std::string& source) {
     return;
   }
   if (!rt::options().model.empty()) {
-    rt::note_framework("tensorflow", "graph (" + source + ")", "W=" + std::to_string(sum.avg_width),
+    rt::framework_note("tensorflow", "graph (" + source + ")", "W=" + std::to_string(sum.avg_width),
                        false, "PARWIDTH_MODEL given; the plan keeps that model's width");
     return;
   }
   if (sum.heavy == 0) {
-    rt::note_framework("tensorflow", "graph (" + source + ")", "no heavy operators", false,
+    rt::framework_note("tensorflow", "graph (" + source + ")", "no heavy operators", false,
                        "nothing to plan from; plan unchanged");
     return;
   }
   sum.source = source;
-  rt::adopt_graph(sum);
+  rt::graph_adopt(sum);
   const gov::Plan& p = rt::plan();
   std::lock_guard<std::mutex> lock(g_note_mu);
   graph_note() = source + " H=" + std::to_string(sum.heavy) + " L=" + std::to_string(sum.layers) +
@@ -413,7 +413,7 @@ void eager_recall() {
   std::string warning;
   const bool found = functions::recall(&sum, &warning);
   if (!warning.empty()) rt::warn_once("function-memory", warning);
-  if (!found || !rt::adopt_graph(sum)) return;
+  if (!found || !rt::graph_adopt(sum)) return;
   const gov::Plan& p = rt::plan();
   std::lock_guard<std::mutex> lock(g_note_mu);
   graph_note() = sum.source + " H=" + std::to_string(sum.heavy) +
@@ -681,14 +681,14 @@ PW_HOOK(void, PW_TF_THREADPOOL,
                  " pools and pinned";
         // Only the two pools the settings size (tf.data and others make their own).
         if (kind)
-          pw::rt::note_framework("tensorflow", std::string("thread pool ") + n,
+          pw::rt::framework_note("tensorflow", std::string("thread pool ") + n,
                                  std::to_string(num_threads), asked == num_threads, why);
       } catch (...) {
       }
       saved_pool = pw::rt::current_pool();
-      pw::rt::set_current_pool(-1);
+      pw::rt::current_pool_set(-1);
     }
   }
   real(self, env, thread_options, name, num_threads, low_latency_hint, allocator);
-  if (active) pw::rt::set_current_pool(saved_pool);
+  if (active) pw::rt::current_pool_set(saved_pool);
 }

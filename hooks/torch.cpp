@@ -111,17 +111,17 @@ void after_init(const void* caller_pc) {
         // A C++ program set it before torch's first init: noted at its call.
         blas = 0;
       } else if (d.verdict == gov::SettingVerdict::kKeep) {
-        rt::note_framework(kName, setting, std::to_string(torch_default), false,
+        rt::framework_note(kName, setting, std::to_string(torch_default), false,
                            env_name + "=" + env + " set by the user, read by torch; " +
                                gov::setting_verdict_text(d.verdict));
       } else if (!d.changes()) {
-        rt::note_framework(kName, setting, std::to_string(torch_default), false,
+        rt::framework_note(kName, setting, std::to_string(torch_default), false,
                            std::string(gov::setting_verdict_text(d.verdict)) +
                                ": torch's default " + std::to_string(torch_default) +
                                ", plan threads per pool " + std::to_string(want));
       } else {
         apply = d.value;
-        rt::note_framework(
+        rt::framework_note(
             kName, setting, std::to_string(want), true,
             "torch's default would be " + std::to_string(torch_default) +
                 " (hardware_concurrency/2); plan threads per pool, set at "
@@ -146,7 +146,7 @@ void after_init(const void* caller_pc) {
 // stands (kept, observe mode) or the plan's `want` replaces it (OVERRIDE=1).
 int user_count_decide(const std::string& setting, int n, int want, const std::string& plan_what) {
   const gov::SettingDecision d = rt::setting_decide(want, n, true);
-  rt::note_framework(kName, setting, std::to_string(d.value), d.changes(),
+  rt::framework_note(kName, setting, std::to_string(d.value), d.changes(),
                      std::string(gov::setting_verdict_text(d.verdict)) + "; set by the user to " +
                          std::to_string(n) + ", " + plan_what + " " + std::to_string(want));
   return d.value;
@@ -162,7 +162,7 @@ int threads_for(int n, const void* caller_pc, const void* real) {
   try {
     const std::string setting = "intra-op threads (torch.set_num_threads)";
     if (forked_child()) {
-      rt::note_framework(kName, setting, std::to_string(n), false,
+      rt::framework_note(kName, setting, std::to_string(n), false,
                          "called in a forked child (DataLoader workers set 1 thread each); "
                          "kept: the child is governed as its own process");
       return n;
@@ -188,7 +188,7 @@ int interop_for(int n, const void* caller_pc, const void* real) {
   try {
     const std::string setting = "inter-op threads (torch.set_num_interop_threads)";
     if (forked_child()) {
-      rt::note_framework(kName, setting, std::to_string(n), false,
+      rt::framework_note(kName, setting, std::to_string(n), false,
                          "called in a forked child; kept: the child is governed as its own "
                          "process");
       return n;
@@ -215,17 +215,17 @@ void before_launch(const void* caller_pc) {
       const gov::SettingDecision d = rt::setting_decide(want, 0, false);
       if (forked_child()) {
         // The parent's choice was inherited with its memory (a pool is not).
-        rt::note_framework(kName, setting, "", false,
+        rt::framework_note(kName, setting, "", false,
                            "forked child: torch's inherited setting kept");
       } else if (g_torch.user_interop.load() > 0) {
         // Noted at the user's call.
       } else if (!d.changes()) {
-        rt::note_framework(
+        rt::framework_note(
             kName, setting, std::to_string(want), false,
             std::string(gov::setting_verdict_text(d.verdict)) + ": the plan's pools, not applied");
       } else {
         apply = want;
-        rt::note_framework(kName, setting, std::to_string(want), true,
+        rt::framework_note(kName, setting, std::to_string(want), true,
                            "the plan's pools, set at the first at::launch (TorchScript "
                            "fork/wait), before the pool starts");
       }

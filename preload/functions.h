@@ -20,7 +20,7 @@ void function_seen(const graph::Graph& g, const graph::Stats& st, const std::str
 void function_unreadable(const std::string& how, const std::string& why);
 
 // The graph remembered for this program by an earlier run, as a summary that
-// rt::adopt_graph plans from (its source and remembered fields say where it
+// rt::graph_adopt plans from (its source and remembered fields say where it
 // came from). false when there is none or it is unusable; *warning is set
 // (one line) when a file exists but is corrupt, unreadable or of another
 // program. Called once, before the eager context is made.

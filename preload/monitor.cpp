@@ -125,7 +125,7 @@ void on_sample(const counters::Sample& s, void*) {
       switch (a[i].kind) {
         case gov::ActionKind::kLowerOmpCap:
         case gov::ActionKind::kRaiseOmpCap:
-          g->hooks.set_omp_cap(a[i].new_cap);
+          g->hooks.omp_cap_set(a[i].new_cap);
           break;
         default:
           break;

@@ -13,7 +13,7 @@ namespace pw::monitor {
 struct Hooks {
   counters::ThreadCreateFn create;  // the real pthread_create: the sampler is not governed
   gov::ThreadRegistry* registry;    // tid -> assigned core set, for strays (never null)
-  void (*set_omp_cap)(int cap);     // later OpenMP regions use this team cap
+  void (*omp_cap_set)(int cap);     // later OpenMP regions use this team cap
   bool apply;                       // govern: apply actions; observe: only record them
   bool use_papi;  // PARWIDTH_PAPI auto/on: counters opened by monitor::start on the
                   // calling thread if it is the only one; off: /proc only

@@ -229,7 +229,7 @@ bool entry_parse(const std::string& text, gov::NodeMember* out) {
   return true;
 }
 
-int Registry::open_dir() const {
+int Registry::dir_open() const {
   int fd = fd_above_stdio(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (fd < 0) return -1;
   struct stat st;
@@ -248,7 +248,7 @@ bool Registry::open(const std::string& dir, std::string* err) {
     *err = "cannot create " + dir + ": " + strerror(errno);
     return false;
   }
-  int fd = open_dir();
+  int fd = dir_open();
   if (fd < 0) {
     struct stat st;
     if (lstat(dir.c_str(), &st) != 0)
@@ -282,7 +282,7 @@ void Registry::close_lock_fd() {
   lock_fd_ = -1;
 }
 
-bool Registry::write_entry(int dirfd, std::string* err) {
+bool Registry::entry_write(int dirfd, std::string* err) {
   const std::string tmp = "." + name_ + ".tmp";
   int fd = -1;
   for (int attempt = 0; attempt < 2 && fd < 0; ++attempt) {
@@ -313,18 +313,18 @@ bool Registry::write_entry(int dirfd, std::string* err) {
 bool Registry::publish(const gov::NodeMember& self, std::string* err) {
   self_ = self;
   name_ = std::to_string(self.pid) + "." + std::to_string(self.start);
-  int dirfd = open_dir();
+  int dirfd = dir_open();
   if (dirfd < 0) {
     *err = "cannot open " + dir_ + ": " + strerror(errno);
     return false;
   }
-  bool ok = write_entry(dirfd, err);
+  bool ok = entry_write(dirfd, err);
   close(dirfd);
   return ok;
 }
 
 bool Registry::scan(ScanResult* out) {
-  int dirfd = open_dir();
+  int dirfd = dir_open();
   if (dirfd < 0) return false;
   DIR* d = fdopendir(dirfd);
   if (!d) {
@@ -389,9 +389,9 @@ bool Registry::scan(ScanResult* out) {
     // Reclaimed by someone (the host closed our descriptor, or a race with a
     // scanner): write it again.
     std::string err;
-    int fd = open_dir();
+    int fd = dir_open();
     if (fd >= 0) {
-      r.republished = write_entry(fd, &err);
+      r.republished = entry_write(fd, &err);
       close(fd);
     }
   }
@@ -403,7 +403,7 @@ void Registry::leave() {
   if (!published_) return;
   published_ = false;
   if (self_.pid == getpid() && lock_fd_is_ours()) {
-    int dirfd = open_dir();
+    int dirfd = dir_open();
     if (dirfd >= 0) {
       struct stat st;
       // Only our own file: a later image of this process may have replaced it.

@@ -73,8 +73,8 @@ class Registry {
   const std::string& dir() const { return dir_; }
 
  private:
-  int open_dir() const;  // a checked descriptor of dir_, or -1
-  bool write_entry(int dirfd, std::string* err);
+  int dir_open() const;  // a checked descriptor of dir_, or -1
+  bool entry_write(int dirfd, std::string* err);
   bool lock_fd_is_ours() const;
   void close_lock_fd();
 

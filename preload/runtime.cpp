@@ -146,7 +146,7 @@ std::string base_name(const char* path) {
 void thread_ended(void* tid) {
   if (!g || g->pid.load(std::memory_order_relaxed) != getpid()) return;
   try {
-    check_own_pin();
+    own_pin_check();
     g->registry.retire(reinterpret_cast<long>(tid));
   } catch (...) {
   }
@@ -271,13 +271,13 @@ int process_confine(Runtime& r, const std::vector<int>& mask) {
 // Whether the process is confined, in the report's words.
 void process_note(Runtime& r, int moved) {
   if (r.process_mask.empty()) {
-    note_framework("process", "affinity", topo::cpulist_format(r.process_cpus), moved > 0,
+    framework_note("process", "affinity", topo::cpulist_format(r.process_cpus), moved > 0,
                    moved > 0 ? "the share is the whole affinity again; " + std::to_string(moved) +
                                    " threads widened back"
                              : "the share is the whole affinity: not narrowed");
     return;
   }
-  note_framework("process", "affinity", topo::cpulist_format(r.process_mask), true,
+  framework_note("process", "affinity", topo::cpulist_format(r.process_mask), true,
                  "the share (" + topo::cpulist_format(r.planned.budget.cpus) +
                      ") is smaller than the affinity (" + topo::cpulist_format(r.process_cpus) +
                      "): " + std::to_string(moved) +
@@ -346,7 +346,7 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation) {
     exec_state_update(r);
     if (confined > 0 || was != !r.process_mask.empty()) process_note(r, confined);
   }
-  if (r.omp_capping) set_omp_cap(p.threads);
+  if (r.omp_capping) omp_cap_set(p.threads);
   const int moved = repin_threads(r, p);
   const double cpus =
       b.quota_cpus > 0 && b.quota_cpus < b.cores ? b.quota_cpus : static_cast<double>(b.cores);
@@ -355,7 +355,7 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation) {
   log::info(1, "node: %s: now %d cores (%s), %d threads re-pinned", share.note.c_str(), b.cores,
             list.c_str(), moved);
   if (++r.node_changes <= 32)
-    note_framework("node", "cores", list, true,
+    framework_note("node", "cores", list, true,
                    share.note + "; " + std::to_string(moved) + " threads re-pinned, " +
                        (r.omp_capping ? "OpenMP cap " + std::to_string(p.threads)
                                       : std::string("OpenMP not capped")));
@@ -415,7 +415,7 @@ void node_join(Runtime& r) {
     std::string err;
     if (r.node.open(dir, &err)) {
       if (!errors.empty())
-        note_framework("node", "registry", dir, true, "the default was unusable: " + errors);
+        framework_note("node", "registry", dir, true, "the default was unusable: " + errors);
       opened = true;
       break;
     }
@@ -438,7 +438,7 @@ void membership_note(Runtime& r, const char* what, const char* why, uint64_t t_n
   char when[64];
   snprintf(when, sizeof when, "%.2f s after the first sample", static_cast<double>(t_ns) / 1e9);
   if (++r.node_changes <= 32)
-    note_framework("membership", "node registry", what, true, std::string(why) + "; " + when);
+    framework_note("membership", "node registry", what, true, std::string(why) + "; " + when);
   log::info(1, "node: %s (%s)", what, why);
 }
 
@@ -580,7 +580,7 @@ void activate() {
     exec_state_update(r);
   }
   if (g_exec.inside.load(std::memory_order_relaxed) && !r.forked_child)
-    note_framework("process", "affinity", topo::cpulist_format(r.process_cpus), false,
+    framework_note("process", "affinity", topo::cpulist_format(r.process_cpus), false,
                    std::string("inside its parent's share (") + kInsideShareVar +
                        "): planned inside it, not divided again, no node registry");
   gov::PinMode pin = r.opt.pin == opt::Pin::kNone   ? gov::PinMode::kNone
@@ -600,12 +600,12 @@ void activate() {
   const gov::SettingDecision omp = gov::setting_decide(omp_in);
   if (omp.verdict == gov::SettingVerdict::kKeep) {
     r.omp_cap.store(0);
-    note_framework("openmp", "OMP_NUM_THREADS", r.omp_env_value, false,
+    framework_note("openmp", "OMP_NUM_THREADS", r.omp_env_value, false,
                    gov::setting_verdict_text(omp.verdict));
   } else {
     r.omp_cap.store(omp_in.governing ? threads : 0);
     r.omp_capping = omp_in.governing;
-    note_framework("openmp", "default team size (nthreads ICV, per thread)",
+    framework_note("openmp", "default team size (nthreads ICV, per thread)",
                    std::to_string(threads), omp_in.governing,
                    omp.verdict == gov::SettingVerdict::kObserve ? "observe mode: nothing changed"
                    : omp.verdict == gov::SettingVerdict::kReplace
@@ -628,7 +628,7 @@ void activate() {
     const std::string kept = verdict;
     monitor::Hooks h{g_hooks.thread_create ? g_hooks.thread_create() : nullptr,
                      &r.registry,
-                     set_omp_cap,
+                     omp_cap_set,
                      r.opt.mode == opt::Mode::kGovern,
                      r.opt.papi != opt::Papi::kOff,
                      r.node_member ? node_tick : nullptr,
@@ -650,7 +650,7 @@ void activate() {
 // pinned may have been moved since: an OpenMP runtime whose own binding could
 // not be turned off in time binds the threads that run its regions, or the
 // program set an affinity itself. Checked when a pinned thread exits
-// (check_own_pin) and, for the threads still alive, at the report. A moved
+// (own_pin_check) and, for the threads still alive, at the report. A moved
 // thread is reported as not pinned, with where it runs. True if `t` changed.
 bool pin_moved(gov::ThreadRecord* t, const std::vector<int>& now) {
   std::vector<int> want;
@@ -760,14 +760,14 @@ gov::SettingDecision setting_decide(int plan, int current, bool user_set, gov::S
 int current_pool() {
   return t_pool;
 }
-void set_current_pool(int pool) {
+void current_pool_set(int pool) {
   t_pool = pool;
 }
 
-gov::Assignment assign_thread(int creator_pool) {
+gov::Assignment thread_assign(int creator_pool) {
   return g->registry.assign(creator_pool);
 }
-void record_thread(const gov::ThreadRecord& r) {
+void thread_record(const gov::ThreadRecord& r) {
   g->registry.record(r);
   // Told when the thread exits (returns, pthread_exit, cancellation).
   if (g->thread_key_made) pthread_setspecific(g->thread_key, reinterpret_cast<void*>(r.tid));
@@ -776,7 +776,7 @@ opt::Pin pin_mode() {
   return g->opt.pin;
 }
 
-void check_own_pin() {
+void own_pin_check() {
   if (!g || g->state.load(std::memory_order_acquire) != kActive || own_pid() != getpid()) return;
   gov::ThreadRecord t;
   std::vector<int> now;
@@ -792,7 +792,7 @@ bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus) {
     return true;
   }
   // The registry's plan: immutable once published (the node registry and
-  // adopt_graph replace it while threads are being created).
+  // graph_adopt replace it while threads are being created).
   const auto& sets = g->registry.plan().core_sets;
   if (a.pool >= static_cast<int>(sets.size()) || sets[a.pool].empty()) return false;
   *cpus = sets[a.pool];
@@ -803,7 +803,7 @@ int omp_cap() {
   return g ? g->omp_cap.load(std::memory_order_relaxed) : 0;
 }
 
-void set_omp_cap(int cap) {
+void omp_cap_set(int cap) {
   if (!g) return;
   g->omp_cap.store(cap < 0 ? 0 : cap, std::memory_order_relaxed);
   g->omp_gen.fetch_add(1, std::memory_order_relaxed);
@@ -819,7 +819,7 @@ bool graph_known() {
   return g->planned.graph.known;
 }
 
-bool adopt_graph(const std::string& source, long heavy, long layers, long avg_width,
+bool graph_adopt(const std::string& source, long heavy, long layers, long avg_width,
                  long max_level_width, double weighted_parallelism) {
   planning::GraphSummary g;
   g.known = true;
@@ -829,10 +829,10 @@ bool adopt_graph(const std::string& source, long heavy, long layers, long avg_wi
   g.avg_width = avg_width;
   g.max_level_width = max_level_width;
   g.weighted_parallelism = weighted_parallelism;
-  return adopt_graph(g);
+  return graph_adopt(g);
 }
 
-bool adopt_graph(const planning::GraphSummary& graph) {
+bool graph_adopt(const planning::GraphSummary& graph) {
   if (!g || g->state.load(std::memory_order_acquire) != kActive) return false;
   Runtime& r = *g;
   std::vector<std::string> warnings;
@@ -855,20 +855,20 @@ bool adopt_graph(const planning::GraphSummary& graph) {
     r.planned.plan = p;
   }
   r.registry.replan(p);
-  if (r.omp_cap.load() > 0) set_omp_cap(p.threads);
+  if (r.omp_cap.load() > 0) omp_cap_set(p.threads);
   return true;
 }
 unsigned omp_generation() {
   return g ? g->omp_gen.load(std::memory_order_relaxed) : 0;
 }
 
-void note_framework(const std::string& name, const std::string& setting, const std::string& value,
+void framework_note(const std::string& name, const std::string& setting, const std::string& value,
                     bool applied, const std::string& why) {
   std::lock_guard<std::mutex> lock(g->mu);
   g->frameworks.push_back({name, setting, value, why, applied});
 }
 
-void note_pool(const PoolNote& n) {
+void pool_note(const PoolNote& n) {
   std::lock_guard<std::mutex> lock(g->mu);
   g->pools.push_back(n);
 }

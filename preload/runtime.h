@@ -35,13 +35,13 @@ gov::SettingDecision setting_decide(int plan, int current, bool user_set,
 
 // The pool of the calling thread (-1: not a pool member).
 int current_pool();
-void set_current_pool(int pool);
+void current_pool_set(int pool);
 
-gov::Assignment assign_thread(int creator_pool);
-void record_thread(const gov::ThreadRecord& r);
+gov::Assignment thread_assign(int creator_pool);
+void thread_record(const gov::ThreadRecord& r);
 // At the exit of a thread parwidth pinned: if its affinity was changed since
 // (an OpenMP runtime's own binding, the program), its record says so.
-void check_own_pin();
+void own_pin_check();
 opt::Pin pin_mode();
 // The CPUs of a pool, or of a single cpu; false if there is nothing to pin to.
 bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus);
@@ -51,7 +51,7 @@ int omp_cap();
 unsigned omp_generation();
 // Later OpenMP regions use this cap (the monitor lowers it; a framework hook
 // that re-plans raises or lowers it).
-void set_omp_cap(int cap);
+void omp_cap_set(int cap);
 
 // The plan in force (an empty plan before activation).
 const gov::Plan& plan();
@@ -62,13 +62,13 @@ bool graph_known();
 // A framework handed us its graph (a session, PARWIDTH_MODEL read late):
 // plan again with its width. Threads created from now on follow the new plan.
 // Returns false (and changes nothing) when not active.
-bool adopt_graph(const std::string& source, long heavy, long layers, long avg_width,
+bool graph_adopt(const std::string& source, long heavy, long layers, long avg_width,
                  long max_level_width, double weighted_parallelism);
 // The same with the graph's operator costs, so the model can plan it.
-bool adopt_graph(const planning::GraphSummary& graph);
+bool graph_adopt(const planning::GraphSummary& graph);
 
 // A framework/runtime setting that was applied or left alone, for the report.
-void note_framework(const std::string& name, const std::string& setting, const std::string& value,
+void framework_note(const std::string& name, const std::string& setting, const std::string& value,
                     bool applied, const std::string& why);
 // A thread pool of a library beside the frameworks' (a BLAS library's):
 // where it was found, its size before and after, and who set it.
@@ -81,7 +81,7 @@ struct PoolNote {
   bool applied = false;
   std::string why;
 };
-void note_pool(const PoolNote& n);
+void pool_note(const PoolNote& n);
 
 // True when other governed processes share this process's node (a launcher's
 // local size or the node registry's members, as of the monitor's last sample).

@@ -162,10 +162,10 @@ TEST(NodeDir, RefusesSymlinkOpenModeAndForeignOwner) {
   EXPECT_FALSE(r.open(t.dir(), &err));
   EXPECT_NE(err.find("symbolic link"), std::string::npos) << err;
 
-  const std::string open_dir = t.base + "/open";
-  ASSERT_EQ(mkdir(open_dir.c_str(), 0700), 0);
-  ASSERT_EQ(chmod(open_dir.c_str(), 0777), 0);
-  EXPECT_FALSE(r.open(open_dir, &err));
+  const std::string dir_open = t.base + "/open";
+  ASSERT_EQ(mkdir(dir_open.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(dir_open.c_str(), 0777), 0);
+  EXPECT_FALSE(r.open(dir_open, &err));
   EXPECT_NE(err.find("accessible to others"), std::string::npos) << err;
 
   if (geteuid() == 0) {

@@ -98,7 +98,7 @@ Hooks hooks(bool apply) {
   Hooks h{};
   h.create = nullptr;  // plain pthread_create: nothing is interposed in this test
   h.registry = &registry();
-  h.set_omp_cap = record_cap;
+  h.omp_cap_set = record_cap;
   h.apply = apply;
   h.use_papi = false;
   h.tick = tick;
