@@ -14,6 +14,9 @@ extern "C" {
 void omp_set_num_threads(int n);
 int omp_get_max_threads(void);
 int omp_get_num_procs(void);
+// Called, not hooked (hooks/call_list.h).
+int omp_get_level(void);
+void kmp_set_defaults(const char* str);  // libomp's and libiomp5's extension
 
 // libgomp's ABI (GCC's codegen for #pragma omp parallel); libomp implements it too.
 void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
@@ -65,6 +68,19 @@ typedef struct TF_Status TF_Status;
 typedef struct TF_Buffer TF_Buffer;
 typedef struct TFE_Context TFE_Context;
 typedef struct TFE_ContextOptions TFE_ContextOptions;
+// The C API's buffer (tensorflow/c/tf_buffer.h): a stable C layout, read by hooks/tf.cpp.
+struct TF_Buffer {
+  const void* data;
+  size_t length;
+  void (*data_deallocator)(void* data, size_t length);
+};
+// Called, not hooked (hooks/call_list.h).
+TF_Buffer* TF_NewBuffer(void);
+void TF_DeleteBuffer(TF_Buffer* buffer);
+TF_Status* TF_NewStatus(void);
+void TF_DeleteStatus(TF_Status* status);
+int TF_GetCode(const TF_Status* status);
+void TF_GraphToGraphDef(TF_Graph* graph, TF_Buffer* output, TF_Status* status);
 TF_SessionOptions* TF_NewSessionOptions(void);
 void TF_SetConfig(TF_SessionOptions* options, const void* proto, size_t proto_len,
                   TF_Status* status);
@@ -78,6 +94,7 @@ void TFE_ContextOptionsSetConfig(TFE_ContextOptions* options, const void* proto,
                                  TF_Status* status);
 TFE_Context* TFE_NewContext(const TFE_ContextOptions* opts, TF_Status* status);
 typedef struct TF_Function TF_Function;
+void TF_FunctionToFunctionDef(TF_Function* func, TF_Buffer* output, TF_Status* status);
 void TFE_ContextAddFunctionDef(TFE_Context* ctx, const char* serialized_function_def, size_t size,
                                TF_Status* status);
 void TFE_ContextAddFunction(TFE_Context* ctx, TF_Function* function, TF_Status* status);

@@ -6,6 +6,10 @@
 //      for names no system header declares): a wrong one does not compile.
 //   2. In hooks/bind_list.h: one PW_BIND_* line saying how to find the original.
 //   3. In hooks/exports.map: the name, so the version script exports it; and a test.
+// To call a host function without interposing it (TF_NewStatus, kmp_set_defaults):
+// its prototype in hooks/abi.h, one PW_CALL line in hooks/call_list.h, and
+// PW_REAL_AT(name, pc) where it is called. There is no other way to reach an
+// original: PW_REAL(name) is PW_REAL_AT(name, the hook's caller).
 //
 // PW_REAL(name) is always the original: for a globally visible definition it
 // is bound once (RTLD_NEXT, versioned where glibc versions the symbol); for a
@@ -38,10 +42,13 @@ struct same_signature<R (*)(A...) noexcept, R (*)(A...)> : std::true_type {};
   using PW_HOOK_TYPE(name) = decltype(&::name); \
   extern ::pw::hooks::RealSlot PW_REAL_SLOT(name)
 
+// The original of `name` (a hook's, or a function in call_list.h), typed, as
+// the object that contains `pc` would reach it (nullptr: as the global scope).
+#define PW_REAL_AT(name, pc) \
+  (reinterpret_cast<PW_HOOK_TYPE(name)>(::pw::hooks::real_for_caller(&PW_REAL_SLOT(name), pc)))
+
 // The original, as seen from this call site.
-#define PW_REAL(name)                    \
-  (reinterpret_cast<PW_HOOK_TYPE(name)>( \
-      ::pw::hooks::real_for_caller(&PW_REAL_SLOT(name), __builtin_return_address(0))))
+#define PW_REAL(name) PW_REAL_AT(name, __builtin_return_address(0))
 
 // Defines the exported hook. The static_assert makes the parameter list
 // match the declared type exactly.

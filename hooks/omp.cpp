@@ -40,9 +40,6 @@ std::atomic<bool> g_libomp_own_binding{false};
 // system libomp and a wheel's private copy).
 constexpr int kRuntimes = 4;
 std::atomic<void*> g_libomp_told[kRuntimes];
-RealSlot g_kmp_set_defaults{"kmp_set_defaults", nullptr};
-RealSlot g_omp_get_level{"omp_get_level", nullptr};
-RealSlot g_omp_get_num_procs{"omp_get_num_procs", nullptr};
 
 // The OpenMP API that reads a thread's affinity or the places: with
 // KMP_AFFINITY=disabled libomp 14 aborts in omp_display_affinity /
@@ -201,7 +198,7 @@ bool libomp_disable(void* fn, OmpVendor vendor) {
 // process's set for the moment (as it would be without us), then put back.
 void libomp_init_wide(const void* caller_pc) {
   if (rt::current_pool() < 0 || rt::process_cpus().empty()) return;
-  auto procs = reinterpret_cast<int (*)()>(real_for_caller(&g_omp_get_num_procs, caller_pc));
+  auto procs = PW_REAL_AT(omp_get_num_procs, caller_pc);
   if (!procs) return;
   cpu_set_t mine;
   CPU_ZERO(&mine);
@@ -221,7 +218,7 @@ void libomp_init_wide(const void* caller_pc) {
 // affinity through the OpenMP API, which needs libomp's binding on.
 void libomp_first_sight(const void* caller_pc, bool at_fork) {
   if (!rt::governing() || rt::pin_mode() == opt::Pin::kNone) return;
-  void* fn = real_for_caller(&g_kmp_set_defaults, caller_pc);
+  void* fn = reinterpret_cast<void*>(PW_REAL_AT(kmp_set_defaults, caller_pc));
   if (!fn) return;  // not libomp: libgomp binds nothing unless asked
   for (std::atomic<void*>& slot : g_libomp_told)
     if (slot.load(std::memory_order_acquire) == fn) return;
@@ -269,7 +266,7 @@ void libomp_first_sight(const void* caller_pc, bool at_fork) {
 // True if the caller is inside a parallel region (any level, active or
 // not): its nthreads ICV is the one its task inherited, not its own to cap.
 bool inside_region(const void* caller_pc) {
-  auto level = reinterpret_cast<int (*)()>(real_for_caller(&g_omp_get_level, caller_pc));
+  auto level = PW_REAL_AT(omp_get_level, caller_pc);
   return level && level() > 0;
 }
 
@@ -297,8 +294,7 @@ void omp_before_region(const void* caller_pc) {
   const int cap = rt::omp_cap();
   if (cap <= 0 || (t_user_set && !rt::options().override_user)) return;
   // The runtime the caller uses (a wheel may bundle its own libgomp).
-  auto set = reinterpret_cast<PW_HOOK_TYPE(omp_set_num_threads)>(
-      real_for_caller(&PW_REAL_SLOT(omp_set_num_threads), caller_pc));
+  auto set = PW_REAL_AT(omp_set_num_threads, caller_pc);
   if (set) set(cap);
 }
 

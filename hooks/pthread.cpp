@@ -181,8 +181,7 @@ void* trampoline(void* p) {
 }  // namespace
 
 counters::ThreadCreateFn real_pthread_create() {
-  return reinterpret_cast<counters::ThreadCreateFn>(
-      real_for_caller(&PW_REAL_SLOT(pthread_create), nullptr));
+  return PW_REAL_AT(pthread_create, nullptr);
 }
 
 bool called_from_main_program(const void* pc) {

@@ -16,6 +16,9 @@
 #define PW_BIND(name, version) ::pw::hooks::RealSlot PW_REAL_SLOT(name){#name, version};
 #include "hooks/bind_list.h"
 #undef PW_BIND
+#define PW_CALL(name) ::pw::hooks::RealSlot PW_REAL_SLOT(name){#name, nullptr};
+#include "hooks/call_list.h"
+#undef PW_CALL
 
 namespace pw::hooks {
 namespace {

@@ -1,4 +1,5 @@
-// hooks/slots: the RealSlot of every hook in bind_list.h, with its type.
+// hooks/slots: the RealSlot of every hook in bind_list.h and every function in
+// call_list.h, with its type.
 #pragma once
 
 #include <type_traits>
@@ -9,3 +10,6 @@
 #define PW_BIND(name, version) PW_DECLARE_REAL(name);
 #include "hooks/bind_list.h"
 #undef PW_BIND
+#define PW_CALL(name) PW_DECLARE_REAL(name);
+#include "hooks/call_list.h"
+#undef PW_CALL

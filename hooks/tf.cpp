@@ -31,34 +31,8 @@ namespace {
 constexpr int kIntraField = 2;  // intra_op_parallelism_threads
 constexpr int kInterField = 5;  // inter_op_parallelism_threads
 
-// The C API's buffer, as declared in tensorflow/c/tf_buffer.h (stable C ABI).
-struct Buffer {
-  const void* data;
-  size_t length;
-  void (*data_deallocator)(void* data, size_t length);
-};
-
-// Helpers of the C API we call (not hooks): found the way the caller finds them.
-RealSlot g_new_buffer{"TF_NewBuffer", nullptr};
-RealSlot g_delete_buffer{"TF_DeleteBuffer", nullptr};
-RealSlot g_new_status{"TF_NewStatus", nullptr};
-RealSlot g_delete_status{"TF_DeleteStatus", nullptr};
-RealSlot g_get_code{"TF_GetCode", nullptr};
-RealSlot g_graph_to_graphdef{"TF_GraphToGraphDef", nullptr};
-RealSlot g_function_to_fdef{"TF_FunctionToFunctionDef", nullptr};
-
-template <typename F>
-F helper(RealSlot* slot, const void* pc) {
-  return reinterpret_cast<F>(real_for_caller(slot, pc));
-}
-
-// The original of a hook, looked up from the program's call site (pc), for
-// calls we make from inside another hook.
-#define PW_REAL_FROM(name, pc) \
-  (reinterpret_cast<PW_HOOK_TYPE(name)>(::pw::hooks::real_for_caller(&PW_REAL_SLOT(name), pc)))
-
 int status_code(TF_Status* st, const void* pc) {
-  auto get_code = helper<int (*)(const TF_Status*)>(&g_get_code, pc);
+  auto get_code = PW_REAL_AT(TF_GetCode, pc);
   return get_code && st ? get_code(st) : -1;
 }
 
@@ -328,18 +302,18 @@ void adopt_graph_of(graph::Graph* g, const std::string& source) {
 
 // Reads the session's graph through the C API and re-plans with its width.
 void plan_from_graph(TF_Graph* graph, const void* pc) {
-  auto new_buffer = helper<Buffer* (*)()>(&g_new_buffer, pc);
-  auto delete_buffer = helper<void (*)(Buffer*)>(&g_delete_buffer, pc);
-  auto new_status = helper<TF_Status* (*)()>(&g_new_status, pc);
-  auto delete_status = helper<void (*)(TF_Status*)>(&g_delete_status, pc);
-  auto to_graphdef = helper<void (*)(TF_Graph*, Buffer*, TF_Status*)>(&g_graph_to_graphdef, pc);
+  auto new_buffer = PW_REAL_AT(TF_NewBuffer, pc);
+  auto delete_buffer = PW_REAL_AT(TF_DeleteBuffer, pc);
+  auto new_status = PW_REAL_AT(TF_NewStatus, pc);
+  auto delete_status = PW_REAL_AT(TF_DeleteStatus, pc);
+  auto to_graphdef = PW_REAL_AT(TF_GraphToGraphDef, pc);
   if (!graph || !new_buffer || !delete_buffer || !new_status || !delete_status || !to_graphdef) {
     rt::warn_once("tf-graph",
                   "tensorflow: TF_GraphToGraphDef not found; planning without the "
                   "session's graph");
     return;
   }
-  Buffer* buf = new_buffer();
+  TF_Buffer* buf = new_buffer();
   TF_Status* st = new_status();
   if (buf && st) {
     to_graphdef(graph, buf, st);
@@ -381,16 +355,16 @@ void function_read(const void* data, size_t n, const char* how) {
 
 // A TF_Function, serialised through the C API.
 void function_read_c(TF_Function* fn, const void* pc) {
-  auto new_buffer = helper<Buffer* (*)()>(&g_new_buffer, pc);
-  auto delete_buffer = helper<void (*)(Buffer*)>(&g_delete_buffer, pc);
-  auto new_status = helper<TF_Status* (*)()>(&g_new_status, pc);
-  auto delete_status = helper<void (*)(TF_Status*)>(&g_delete_status, pc);
-  auto to_fdef = helper<void (*)(TF_Function*, Buffer*, TF_Status*)>(&g_function_to_fdef, pc);
+  auto new_buffer = PW_REAL_AT(TF_NewBuffer, pc);
+  auto delete_buffer = PW_REAL_AT(TF_DeleteBuffer, pc);
+  auto new_status = PW_REAL_AT(TF_NewStatus, pc);
+  auto delete_status = PW_REAL_AT(TF_DeleteStatus, pc);
+  auto to_fdef = PW_REAL_AT(TF_FunctionToFunctionDef, pc);
   if (!fn || !new_buffer || !delete_buffer || !new_status || !delete_status || !to_fdef) {
     functions::function_unreadable("TFE_ContextAddFunction", "TF_FunctionToFunctionDef not found");
     return;
   }
-  Buffer* buf = new_buffer();
+  TF_Buffer* buf = new_buffer();
   TF_Status* st = new_status();
   if (buf && st) {
     to_fdef(fn, buf, st);
@@ -425,9 +399,9 @@ void eager_recall() {
 // Sets opts' config to the program's bytes plus our fields; restores the
 // program's own bytes if TensorFlow refuses the combination.
 void apply_session_config(TF_SessionOptions* opts, const char* what, const void* pc) {
-  auto set_config = PW_REAL_FROM(TF_SetConfig, pc);
-  auto new_status = helper<TF_Status* (*)()>(&g_new_status, pc);
-  auto delete_status = helper<void (*)(TF_Status*)>(&g_delete_status, pc);
+  auto set_config = PW_REAL_AT(TF_SetConfig, pc);
+  auto new_status = PW_REAL_AT(TF_NewStatus, pc);
+  auto delete_status = PW_REAL_AT(TF_DeleteStatus, pc);
   if (!set_config || !new_status || !delete_status) return;
   const std::string user = session_config_of(opts);
   const std::string extra = config_extra(what, config_scan(user.data(), user.size()));
@@ -590,10 +564,9 @@ PW_HOOK(TFE_Context*, TFE_NewContext, (const TFE_ContextOptions* opts, TF_Status
         // A program that never set a config: give the context ours alone.
         if (!pw::hooks::take_ctx_configured(opts)) {
           pw::hooks::eager_recall();
-          auto set = PW_REAL_FROM(TFE_ContextOptionsSetConfig, pc);
-          auto new_status = pw::hooks::helper<TF_Status* (*)()>(&pw::hooks::g_new_status, pc);
-          auto delete_status =
-              pw::hooks::helper<void (*)(TF_Status*)>(&pw::hooks::g_delete_status, pc);
+          auto set = PW_REAL_AT(TFE_ContextOptionsSetConfig, pc);
+          auto new_status = PW_REAL_AT(TF_NewStatus, pc);
+          auto delete_status = PW_REAL_AT(TF_DeleteStatus, pc);
           const std::string extra = pw::hooks::config_extra("eager context", {});
           if (set && new_status && delete_status && !extra.empty()) {
             TF_Status* st = new_status();

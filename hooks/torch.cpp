@@ -99,8 +99,7 @@ void after_init(const void* caller_pc) {
     g_torch.pid.store(getpid(), std::memory_order_relaxed);
     try {
       const int want = rt::plan().threads;
-      auto omp_max = reinterpret_cast<PW_HOOK_TYPE(omp_get_max_threads)>(
-          real_for_caller(&PW_REAL_SLOT(omp_get_max_threads), caller_pc));
+      auto omp_max = PW_REAL_AT(omp_get_max_threads, caller_pc);
       const int torch_default = omp_max ? omp_max() : 0;
       const std::string setting = "intra-op threads (at::set_num_threads)";
       std::string env_name;
@@ -133,8 +132,7 @@ void after_init(const void* caller_pc) {
     }
   }
   if (apply > 0) {
-    auto set = reinterpret_cast<PW_HOOK_TYPE(_ZN2at15set_num_threadsEi)>(
-        real_for_caller(&PW_REAL_SLOT(_ZN2at15set_num_threadsEi), caller_pc));
+    auto set = PW_REAL_AT(_ZN2at15set_num_threadsEi, caller_pc);
     // at::set_num_threads throws only for n <= 0; creates torch's pthreadpool.
     if (set) set(apply);
   }
@@ -234,8 +232,7 @@ void before_launch(const void* caller_pc) {
     }
   }
   if (apply <= 0) return;
-  auto set = reinterpret_cast<PW_HOOK_TYPE(_ZN2at23set_num_interop_threadsEi)>(
-      real_for_caller(&PW_REAL_SLOT(_ZN2at23set_num_interop_threadsEi), caller_pc));
+  auto set = PW_REAL_AT(_ZN2at23set_num_interop_threadsEi, caller_pc);
   if (!set) return;
   // It throws only if the count was set already or the pool has started;
   // every call that sets it and the pool's only entry point pass through
@@ -251,8 +248,8 @@ void before_launch(const void* caller_pc) {
 }  // namespace
 
 bool framework_sets_omp_threads(const void* caller_pc, bool* user_explicit) {
-  void* set = real_for_caller(&PW_REAL_SLOT(_ZN2at15set_num_threadsEi), caller_pc);
-  if (!set || !same_object(caller_pc, set)) return false;
+  auto* set = PW_REAL_AT(_ZN2at15set_num_threadsEi, caller_pc);
+  if (!set || !same_object(caller_pc, reinterpret_cast<const void*>(set))) return false;
   // torch passing its count on: the user's only if the user set torch's count
   // (and it is kept), or in a forked worker, where torch's 1 thread is kept.
   *user_explicit =

@@ -1,0 +1,14 @@
+// hooks/call_list: the host's functions that hooks call without interposing
+// them, in one flat list beside bind_list.h. PW_CALL(name): its prototype is
+// in hooks/abi.h; PW_REAL_AT(name, pc) reaches it as the calling object would.
+// Bound on first use, not at load: most processes never call them, and a
+// name no global object defines would cost every start a failed dlsym.
+PW_CALL(omp_get_level)
+PW_CALL(kmp_set_defaults)
+PW_CALL(TF_NewBuffer)
+PW_CALL(TF_DeleteBuffer)
+PW_CALL(TF_NewStatus)
+PW_CALL(TF_DeleteStatus)
+PW_CALL(TF_GetCode)
+PW_CALL(TF_GraphToGraphDef)
+PW_CALL(TF_FunctionToFunctionDef)
