@@ -152,6 +152,24 @@ std::string to_json(const std::string& dir, const std::vector<Row>& rows) {
   return w.str();
 }
 
+// The registry the governed processes use, in the order they try the
+// directories: the first that opens is theirs (a default another user squats
+// is passed over, *errors says why); one not made yet lists nobody. False
+// when none can be read.
+bool registry_listing(const std::vector<std::string>& dirs, std::vector<Row>* rows,
+                      std::string* dir, std::string* errors) {
+  for (const std::string& d : dirs) {
+    *dir = d;
+    struct stat st;
+    if (stat(d.c_str(), &st) != 0) return true;  // no governed process has used it yet
+    std::string err;
+    rows->clear();
+    if (collect(d, rows, &err)) return true;
+    *errors += (errors->empty() ? "" : "; ") + err;
+  }
+  return false;
+}
+
 }  // namespace
 
 int pw_cmd_node(int argc, char** argv) {
@@ -167,30 +185,11 @@ int pw_cmd_node(int argc, char** argv) {
           pw::cli::options_scan("parwidth node", argc, argv, opts, pw::cli::Ends::kNoRest, usage);
       rc >= 0)
     return rc;
-  // The directories in the order the governed processes try them: the first
-  // that opens is theirs (a default another user squats is passed over).
   const std::vector<std::string> dirs = pw::node::candidate_dirs(dir_opt);
   for (bool first = true;; first = false) {
     std::vector<Row> rows;
     std::string dir, errors;
-    bool listed = false;
-    for (const std::string& d : dirs) {
-      dir = d;
-      struct stat st;
-      if (stat(d.c_str(), &st) != 0) {
-        // No governed process has used this registry yet: nothing to list.
-        listed = true;
-        break;
-      }
-      std::string err;
-      rows.clear();
-      if (collect(d, &rows, &err)) {
-        listed = true;
-        break;
-      }
-      errors += (errors.empty() ? "" : "; ") + err;
-    }
-    if (!listed) {
+    if (!registry_listing(dirs, &rows, &dir, &errors)) {
       fprintf(stderr, "parwidth node: %s\n", errors.c_str());
       return 1;
     }

@@ -17,6 +17,7 @@
 
 #include "governor/setting.h"
 #include "graph/graph.h"
+#include "graph/proto_reader.h"
 #include "hooks/guard.h"
 #include "hooks/slots.h"
 #include "preload/functions.h"
@@ -44,52 +45,18 @@ struct UserConfig {
   long inter = 0;
 };
 
-bool varint_read(const unsigned char*& p, const unsigned char* end, uint64_t* v) {
-  uint64_t r = 0;
-  for (int shift = 0; shift < 64 && p < end; shift += 7) {
-    const unsigned char b = *p++;
-    r |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if (!(b & 0x80)) {
-      *v = r;
-      return true;
-    }
-  }
-  return false;
-}
-
-// Top-level fields only; the two we care about are varints.
+// Top-level fields only (graph/'s wire reader); the two we care about are varints.
 UserConfig config_scan(const void* data, size_t n) {
   UserConfig c;
-  const unsigned char* p = static_cast<const unsigned char*>(data);
-  const unsigned char* end = p + (data ? n : 0);
-  while (p < end) {
-    uint64_t key = 0, v = 0;
-    if (!varint_read(p, end, &key)) return c.readable = false, c;
-    const uint64_t field = key >> 3;
-    switch (key & 7) {
-      case 0:
-        if (!varint_read(p, end, &v)) return c.readable = false, c;
-        // int32 fields: a negative value is sign-extended to 64 bits.
-        if (field == kIntraField) c.intra = static_cast<long>(static_cast<int32_t>(v));
-        if (field == kInterField) c.inter = static_cast<long>(static_cast<int32_t>(v));
-        break;
-      case 1:
-        if (end - p < 8) return c.readable = false, c;
-        p += 8;
-        break;
-      case 2:
-        if (!varint_read(p, end, &v) || v > static_cast<uint64_t>(end - p))
-          return c.readable = false, c;
-        p += v;
-        break;
-      case 5:
-        if (end - p < 4) return c.readable = false, c;
-        p += 4;
-        break;
-      default:
-        return c.readable = false, c;
-    }
+  graph::proto::Reader r(std::string_view(static_cast<const char*>(data), data ? n : 0), 0);
+  graph::proto::Field f;
+  while (r.next(&f)) {
+    if (f.wire != graph::proto::kVarint) continue;
+    // int32 fields: a negative value is sign-extended to 64 bits.
+    if (f.number == kIntraField) c.intra = static_cast<long>(static_cast<int32_t>(f.varint));
+    if (f.number == kInterField) c.inter = static_cast<long>(static_cast<int32_t>(f.varint));
   }
+  c.readable = r.ok();
   return c;
 }
 

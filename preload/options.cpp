@@ -100,20 +100,23 @@ const char* word_of(const Word<E> (&words)[N], E v) {
 
 // The field (and an int's range) are template arguments, so that the functions' captures
 // stay within std::function's own storage: no allocation per row.
+// The listed words, joined by `sep` ("off|observe|govern", "off, observe, govern").
+template <typename E, size_t N>
+std::string words_joined(const Word<E> (&words)[N], const char* sep) {
+  std::string out;
+  for (const Word<E>& w : words)
+    if (w.listed) out += (out.empty() ? "" : sep) + std::string(w.word);
+  return out;
+}
+
 template <auto Field, typename E, size_t N>
 Row choice_row(const char* name, const Word<E> (&words)[N], const char* help) {
   constexpr E Options::*field = Field;
-  std::string kind;
-  for (const Word<E>& w : words)
-    if (w.listed) kind += (kind.empty() ? "" : "|") + std::string(w.word);
-  return {name, kind, help,
+  return {name, words_joined(words, "|"), help,
           [&words](const char* s, Options* o, std::string* why) {
             for (const Word<E>& w : words)
               if (strcasecmp(s, w.word) == 0) return o->*field = w.value, true;
-            std::string list;
-            for (const Word<E>& w : words)
-              if (w.listed) list += (list.empty() ? "" : ", ") + std::string(w.word);
-            *why = "not one of " + list;
+            *why = "not one of " + words_joined(words, ", ");
             return false;
           },
           [&words](const Options& o) { return std::string(word_of(words, o.*field)); }};

@@ -343,7 +343,6 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation) {
   if (process_confines(r)) {
     const bool was = !r.process_mask.empty();
     const int confined = process_confine(r, gov::process_mask(r.process_cpus, b.cpus));
-    exec_state_update(r);
     if (confined > 0 || was != !r.process_mask.empty()) process_note(r, confined);
   }
   if (r.omp_capping) omp_cap_set(p.threads);
@@ -575,10 +574,8 @@ void activate() {
     node_join(r);
   // The whole process inside its share (before the monitor starts: it inherits it).
   r.process_mask.clear();
-  if (process_confines(r)) {
+  if (process_confines(r))
     process_note(r, process_confine(r, gov::process_mask(r.process_cpus, r.planned.budget.cpus)));
-    exec_state_update(r);
-  }
   if (g_exec.inside.load(std::memory_order_relaxed) && !r.forked_child)
     framework_note("process", "affinity", topo::cpulist_format(r.process_cpus), false,
                    std::string("inside its parent's share (") + kInsideShareVar +
