@@ -153,10 +153,10 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
   }
 
   // Nothing left to shrink (no OpenMP cap, or at 1) or pools we cannot resize: say what would.
-  if (in_ && !advised_ && (cap_ <= 1 || cfg_.fixed_pools > 0)) {
+  if (in_ && !advised_ && (cap_ <= 1 || cfg_.fixed_pools)) {
     advised_ = true;
     OversubAction& a = base(ActionKind::kAdvice);
-    const char* why = cfg_.fixed_pools > 0 ? "framework thread pools cannot be resized at run time"
+    const char* why = cfg_.fixed_pools ? "framework thread pools cannot be resized at run time"
                       : cfg_.omp_cap == 0  ? "OpenMP teams are not capped in this process"
                                            : "the OpenMP team cap is already 1";
     if (children > 0.05)

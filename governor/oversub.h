@@ -30,7 +30,9 @@ namespace pw::gov {
 struct OversubConfig {
   double budget_cpus = 1;          // CPUs this process may use (cores of its budget, or the quota)
   int omp_cap = 0;                 // the planned OpenMP team cap; 0 = OpenMP teams are not capped
-  int fixed_pools = 0;             // framework pools that cannot be resized at run time
+  // The process runs framework thread pools that cannot be resized at run time (TensorFlow
+  // and ONNX Runtime sessions): the advice names them.
+  bool fixed_pools = false;
   double enter_wait_ratio = 0.5;   // a sample is "hot" at or above this own ratio ...
   double enter_invol_rate = 200;   // ... or at this many preemptions/s per CPU with wait >= leave
   double leave_wait_ratio = 0.25;  // a sample is "calm" below this own ratio
@@ -128,6 +130,8 @@ class OversubDetector {
   int omp_cap() const { return cap_; }
   OversubSummary summary() const;
   const OversubConfig& config() const { return cfg_; }
+  // A framework started pools of that kind (OversubConfig::fixed_pools).
+  void fixed_pools_set(bool v) { cfg_.fixed_pools = v; }
 
  private:
   void lower(const OversubSample& s, double own, double invol, OversubAction* a);

@@ -81,6 +81,7 @@ OrtPlanned ort_session_plan(const void* model, size_t size, bool is_path, const 
   Guard guard;
   if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return out;
   try {
+    rt::fixed_pools_note();  // the session's pools keep the size they are created with
     if (model && size > 0) plan_from_model(model, size, is_path);
     const gov::Plan& p = rt::plan();
     const std::string via = std::string(" (") + api + ")";

@@ -42,6 +42,8 @@ struct State {
 // Never destroyed: the process may exit while the sampler runs.
 alignas(State) unsigned char g_storage[sizeof(State)];
 State* g = nullptr;
+// fixed_pools_note: outside State, as hooks may note pools before monitor::start.
+std::atomic<bool> g_fixed_pools{false};
 
 bool assigned_set(const gov::ThreadRecord& r, const gov::Plan& plan, cpu_set_t* set) {
   CPU_ZERO(set);
@@ -82,6 +84,7 @@ void on_sample(const counters::Sample& s, void*) {
                                           : 0);
   if (g->rebudget.exchange(false))
     g->detector.rebudget(g->rebudget_cpus.load(), g->rebudget_cap.load());
+  g->detector.fixed_pools_set(g_fixed_pools.load(std::memory_order_relaxed));
   gov::OversubSample o;
   o.t_ns = s.t_ns - g->t0;
   o.dt_ns = s.dt_ns;
@@ -157,13 +160,12 @@ void hardware_counters_write(json::Writer& w, const Counters& c) {
 
 }  // namespace
 
-void start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap, int fixed_pools) {
+void start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap) {
   if (!g) g = new (g_storage) State();
   if (g->started) return;
   gov::OversubConfig cfg;
   cfg.budget_cpus = budget_cpus > 0 ? budget_cpus : 1;
   cfg.omp_cap = omp_cap;
-  cfg.fixed_pools = fixed_pools;
   g->detector.~OversubDetector();
   new (&g->detector) gov::OversubDetector(cfg);
   g->hooks = h;
@@ -181,6 +183,10 @@ void start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap, int f
   g->options = o;
   g->started = true;
   g->sampling.store(true);
+}
+
+void fixed_pools_note() {
+  g_fixed_pools.store(true, std::memory_order_relaxed);
 }
 
 void pause_sampler() {

@@ -28,9 +28,13 @@ struct Hooks {
 };
 
 // Starts the sampler thread. budget_cpus: the cores (or quota) of the budget;
-// omp_cap: the planned team cap (0 = OpenMP not capped); fixed_pools: pools a
-// framework cannot resize at run time.
-void start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap, int fixed_pools);
+// omp_cap: the planned team cap (0 = OpenMP not capped).
+void start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap);
+// A framework started thread pools that cannot be resized at run time (a
+// TensorFlow or ONNX Runtime session's): from the next
+// sample on, the detector's advice says so. Callable from any thread, also
+// before start; kept across a fork.
+void fixed_pools_note();
 // The budget changed (node registry): the detector judges against budget_cpus and restarts its
 // team cap at omp_cap. Applied before the next sample is judged; callable from any thread.
 void rebudget(double budget_cpus, int omp_cap);

@@ -633,7 +633,7 @@ void activate() {
     const topo::Budget& b = r.planned.budget;
     const double cpus =
         b.quota_cpus > 0 && b.quota_cpus < b.cores ? b.quota_cpus : static_cast<double>(b.cores);
-    monitor::start(h, r.opt.monitor_ms, cpus, r.omp_cap.load(), 0);
+    monitor::start(h, r.opt.monitor_ms, cpus, r.omp_cap.load());
     if (keep && !verdict.empty() && verdict != kept)
       cache::file_write_atomic(dir, "papi.txt", verdict, &unused);
     std::string papi_why;
@@ -868,6 +868,10 @@ void framework_note(const std::string& name, const std::string& setting, const s
 void pool_note(const PoolNote& n) {
   std::lock_guard<std::mutex> lock(g->mu);
   g->pools.push_back(n);
+}
+
+void fixed_pools_note() {
+  monitor::fixed_pools_note();
 }
 
 bool node_shared() {

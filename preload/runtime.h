@@ -82,6 +82,10 @@ struct PoolNote {
   std::string why;
 };
 void pool_note(const PoolNote& n);
+// A framework is creating thread pools that it cannot resize later (a
+// TensorFlow session or eager context, an ONNX Runtime session): the
+// monitor's advice on oversubscription says so.
+void fixed_pools_note();
 
 // True when other governed processes share this process's node (a launcher's
 // local size or the node registry's members, as of the monitor's last sample).

@@ -159,7 +159,7 @@ TEST(Oversub, NoOpenMpCapMeansAdvice) {
 
 TEST(Oversub, FixedFrameworkPoolsGetAdviceBesideTheCap) {
   OversubConfig c = two_cores(4);
-  c.fixed_pools = 2;
+  c.fixed_pools = true;
   OversubDetector d(c);
   Trace r = feed(d, {sample(0, 4), sample(1, 4), sample(2, 4)});
   EXPECT_EQ(count(r, ActionKind::kLowerOmpCap), 1);

@@ -213,7 +213,7 @@ TEST(Monitor, NothingIsReportedBeforeStart) {
 
 TEST(Monitor, ReportCountsSamplesFromTheProcBackend) {
   if (ran_in_child()) return;
-  start(hooks(true), 10, allowed_cpus(), 4, 0);
+  start(hooks(true), 10, allowed_cpus(), 4);
   std::string why;
   EXPECT_FALSE(papi_in_use(&why));
   EXPECT_FALSE(why.empty());
@@ -253,7 +253,7 @@ TEST(Monitor, ReportCountsSamplesFromTheProcBackend) {
 TEST(Monitor, OversubscribedNowIsMinusOneOncePausedOrStopped) {
   if (ran_in_child()) return;
   EXPECT_EQ(oversubscribed_now(), -1);
-  start(hooks(true), 10, allowed_cpus(), 4, 0);
+  start(hooks(true), 10, allowed_cpus(), 4);
   ASSERT_TRUE(wait_until([] { return g_ticks.load() >= 2; }));
   EXPECT_NE(oversubscribed_now(), -1);
   pause_sampler();
@@ -268,7 +268,7 @@ TEST(Monitor, OversubscribedNowIsMinusOneOncePausedOrStopped) {
 
 TEST(Monitor, PausesNestAndOnlyTheLastResumeRestartsSampling) {
   if (ran_in_child()) return;
-  start(hooks(true), 5, allowed_cpus(), 4, 0);
+  start(hooks(true), 5, allowed_cpus(), 4);
   ASSERT_TRUE(wait_until([] { return g_ticks.load() >= 2; }));
   pause_sampler();
   pause_sampler();
@@ -302,7 +302,7 @@ TEST(Monitor, PausesNestAndOnlyTheLastResumeRestartsSampling) {
 
 void expect_overload_acted_on(bool apply) {
   const int cpus = allowed_cpus();
-  start(hooks(apply), 20, cpus, 8, 0);
+  start(hooks(apply), 20, cpus, 8);
   {
     BusyThreads load(overload_threads());
     // The monitor flags it (oversubscribed_now() turns 1 on the sampler thread), and the
@@ -349,6 +349,44 @@ TEST(Monitor, ObserveRecordsTheActionButNeverSetsTheCap) {
   expect_overload_acted_on(false);
 }
 
+// Advice on an oversubscribed process whose framework pools cannot be resized (noted by the
+// TensorFlow and ONNX Runtime hooks): it comes beside the lowered cap and names the pools;
+// without the note, a process whose cap can still come down gets no advice.
+void expect_advice_names_fixed_pools(bool noted) {
+  if (noted) fixed_pools_note();
+  start(hooks(true), 20, allowed_cpus(), 8);
+  {
+    BusyThreads load(overload_threads());
+    EXPECT_TRUE(wait_until([] { return lists_action(json_latest(), "lower_omp_cap"); }))
+        << json_latest();
+    if (noted) {
+      EXPECT_TRUE(wait_until([] { return lists_action(json_latest(), "advice"); }));
+    }
+  }
+  stop();
+  const std::vector<json::Value> advice = actions_of(parsed(report_json()), "advice");
+  if (!noted) {
+    // The cap came down once, so it is above 1 for some samples: advice only once it reaches 1.
+    for (const json::Value& a : advice)
+      EXPECT_EQ(text(a, "text").find("cannot be resized"), std::string::npos) << text(a, "text");
+    return;
+  }
+  ASSERT_EQ(advice.size(), 1u);
+  EXPECT_NE(text(advice[0], "text").find("framework thread pools cannot be resized"),
+            std::string::npos)
+      << text(advice[0], "text");
+}
+
+TEST(Monitor, AdviceNamesFrameworkPoolsOnceNoted) {
+  if (ran_in_child()) return;
+  expect_advice_names_fixed_pools(true);
+}
+
+TEST(Monitor, NoFixedPoolsAdviceWithoutTheNote) {
+  if (ran_in_child()) return;
+  expect_advice_names_fixed_pools(false);
+}
+
 // The node registry's check rebudgets from the tick hook: the sample judged right after it
 // already is judged against the new budget and cap. An overloaded process under a budget far
 // beyond its threads barely waits (wait ratio ~0); under its real CPUs it waits a lot.
@@ -360,7 +398,7 @@ TEST(Monitor, RebudgetIsTakenBeforeTheNextSampleIsJudged) {
   g_rebudget_demand = 2.0 * cpus;
   g_rebudget_cpus = cpus;
   g_rebudget_cap = 3;
-  start(hooks(true), 20, 10000, 8, 0);
+  start(hooks(true), 20, 10000, 8);
   {
     BusyThreads load(overload_threads());
     ASSERT_TRUE(wait_until([] { return g_rebudget_at.load() && g_ticks > g_rebudget_at + 1; }));
@@ -383,7 +421,7 @@ TEST(Monitor, RebudgetIsTakenBeforeTheNextSampleIsJudged) {
 // budget shrinks to the CPUs it has, its (new) cap comes down.
 TEST(Monitor, RebudgetToTheRealCpusLowersTheNewCap) {
   if (ran_in_child()) return;
-  start(hooks(true), 20, 10000, 8, 0);
+  start(hooks(true), 20, 10000, 8);
   {
     BusyThreads load(overload_threads());
     ASSERT_TRUE(wait_until([] { return g_ticks.load() >= 15; }));
@@ -438,7 +476,7 @@ TEST(Monitor, StrayThreadIsKeptAndListed) {
     r.pinned = true;
     registry().record(r);
   }
-  start(hooks(false), 10, allowed_cpus(), 4, 0);
+  start(hooks(false), 10, allowed_cpus(), 4);
   const bool listed = wait_until([] { return lists_action(json_latest(), "affinity_kept"); });
   stop();
   quit = true;
@@ -461,7 +499,7 @@ TEST(Monitor, StrayThreadIsKeptAndListed) {
 // started there, and it can start again. The parent's monitor goes on.
 TEST(Monitor, ForkChildResetsAndStartsAgain) {
   if (ran_in_child()) return;
-  start(hooks(true), 10, allowed_cpus(), 4, 0);
+  start(hooks(true), 10, allowed_cpus(), 4);
   ASSERT_TRUE(wait_until([] { return g_ticks.load() >= 3; }));
   fflush(nullptr);
   const pid_t pid = fork();
@@ -482,7 +520,7 @@ TEST(Monitor, ForkChildResetsAndStartsAgain) {
     check(!papi_in_use(&why) && why == "monitor not started", 3);
     check(threads_named("parwidth-mon") == 0, 4);
     const int before = g_ticks.load();
-    start(hooks(true), 10, allowed_cpus(), 4, 0);
+    start(hooks(true), 10, allowed_cpus(), 4);
     check(wait_until([&] { return g_ticks.load() >= before + 3; }), 5);
     check(threads_named("parwidth-mon") == 1, 6);
     check(oversubscribed_now() == 0, 7);
