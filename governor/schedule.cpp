@@ -48,18 +48,14 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
   std::vector<std::vector<uint32_t>> succs;
   if (!topo_order(g, &order, &succs)) return -1;
 
-  std::vector<double> alone(n), level(n, 0);
+  std::vector<double> alone(n);
   for (size_t v = 0; v < n; ++v)
     alone[v] = g.ops[v].folded ? 0.0 : op_seconds(m, g.ops[v].flops, g.ops[v].bytes, intra);
-  for (size_t i = n; i-- > 0;) {
-    const uint32_t v = order[i];
-    double tail = 0;
-    for (uint32_t w : succs[v]) tail = std::max(tail, level[w]);
-    level[v] = alone[v] + tail;
-  }
 
   std::vector<uint32_t> waiting(n, 0);
   for (size_t v = 0; v < n; ++v) waiting[v] = static_cast<uint32_t>(g.ops[v].preds.size());
+  // First come, first served, as executors queue ready operators (no
+  // executor that parwidth governs orders them by the critical path).
   std::vector<uint32_t> ready;
   for (size_t v = 0; v < n; ++v)
     if (waiting[v] == 0) ready.push_back(static_cast<uint32_t>(v));
@@ -84,9 +80,7 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
   size_t done = 0;
   while (done < n) {
     while (static_cast<int>(running.size()) < pools && !ready.empty()) {
-      auto best = ready.begin();
-      for (auto it = ready.begin(); it != ready.end(); ++it)
-        if (level[*it] > level[*best] || (level[*it] == level[*best] && *it < *best)) best = it;
+      const auto best = ready.begin();
       int pool = -1;
       for (int q = 0; q < pools && pool < 0; ++q)
         if (!busy[static_cast<size_t>(q)] && awake[static_cast<size_t>(q)]) pool = q;

@@ -61,18 +61,29 @@ TEST(Simulate, DiamondWithoutScaling) {
   EXPECT_NEAR(simulate(g, 2, 2, m), 12, 1e-9);
 }
 
-TEST(Simulate, LongestRemainingPathFirst) {
-  // Z(1), W(1), X(3) -> Y(3) on 2 pools of 1 thread. Index order would run
-  // Z and W first and finish at 1 + 3 + 3 = 7; the critical path first: X
-  // and Z, then W beside X, then Y: 6.
+TEST(Simulate, FirstComeFirstServed) {
+  // Z(1), W(1), X(3) -> Y(3) on 2 pools of 1 thread, as executors run them:
+  // Z and W first (ready first, lower index), X when Z ends, Y after X:
+  // 1 + 3 + 3 = 7 (the critical path first would give 6).
   CostGraph g;
   g.ops = {op(1), op(1), op(3), op(3, {2})};
-  EXPECT_NEAR(simulate(g, 2, 1, two_cores(true)), 6, 1e-9);
+  EXPECT_NEAR(simulate(g, 2, 1, two_cores(true)), 7, 1e-9);
   // Three pools on two cores: X, Z, W share them at 2/3 speed; Z and W end
   // at 1.5 s, X has 2 s left alone, then Y: 1.5 + 2 + 3.
   EXPECT_NEAR(simulate(g, 3, 1, two_cores(true)), 6.5, 1e-9);
   // One pool: the sum.
   EXPECT_NEAR(simulate(g, 1, 1, two_cores(true)), 8, 1e-9);
+}
+
+TEST(Simulate, OperatorsMadeReadyJoinTheBackOfTheQueue) {
+  // Towers of 4, 2 and 2 unit operators (A0..A3, B0, B1, C0, C1) on 2 pools:
+  // A0 and B0 run, C0 waits; A1 and B1, made ready at 1, queue behind C0.
+  //   [0,1] A0 B0   [1,2] C0 A1   [2,3] B1 C1   [3,4] A2   [4,5] A3
+  // 5, where the longest tower first would give 4.
+  CostGraph g;
+  g.ops = {op(1), op(1), op(1), op(1, {0}), op(1, {1}), op(1, {2}), op(1, {3}), op(1, {6})};
+  // index: 0 A0, 1 B0, 2 C0, 3 A1, 4 B1, 5 C1, 6 A2, 7 A3
+  EXPECT_NEAR(simulate(g, 2, 1, two_cores(true)), 5, 1e-9);
 }
 
 TEST(Simulate, ThreePoolsOnTwoCoresShare) {
