@@ -54,6 +54,13 @@ bool helper_run(int max_team, std::string* out, std::string* why) {
     close(fds[1]);
     unsetenv("LD_PRELOAD");
     unsetenv("OMP_NUM_THREADS");
+    // Each team thread on a core of its own (teams larger than the cores wrap
+    // around them), as governed pools pin their teams; the program's own
+    // binding variables do not apply to the helper.
+    setenv("OMP_PROC_BIND", "close", 1);
+    setenv("OMP_PLACES", "cores", 1);
+    unsetenv("GOMP_CPU_AFFINITY");
+    unsetenv("KMP_AFFINITY");
     setenv("PARWIDTH_MODE", "off", 1);
     const std::string team = std::to_string(max_team);
     execl(path.c_str(), path.c_str(), team.c_str(), static_cast<char*>(nullptr));

@@ -2,8 +2,10 @@
 // its own so that nothing is ever measured inside a governed host process.
 //
 // For each operator size (a float32 matrix product of n x n, 2 n^3 FLOPs) and
-// each OpenMP team size 1..max_team, prints the median time of one operator
-// over several timed batches; then the single-core streaming bandwidth and
+// each OpenMP team size 1..max_team (its threads bound one per core, as
+// `parwidth calibrate` sets OMP_PROC_BIND and OMP_PLACES; the team sizes
+// take turns batch by batch), prints the median time of one operator over
+// several timed batches; then the single-core streaming bandwidth and
 // the latency of waking a sleeping thread on another core, and what signalling
 // one costs the signaller. Output lines (the body of a calibration file,
 // governor/machine_model.h):
@@ -77,28 +79,40 @@ void matmul(SgemmFn sgemm, const float* a, const float* b, float* c, int n, int 
   }
 }
 
-// The median time of one operator over timed batches of at least ~3 ms (the
-// median, not the fastest: an oversubscribed team's preemptions are part of
-// what it costs).
-double time_op(SgemmFn sgemm, int n, int team, double budget_s) {
+// For one operator size, the time of one operator on each team size
+// 1..max_team: the median over timed batches of at least ~3 ms (the median,
+// not the fastest: an oversubscribed team's preemptions are part of what it
+// costs). The team sizes take turns, one batch each per round, so that a
+// burst of other load (a neighbour on a shared host) falls on all of them
+// alike instead of on one: what the plan compares is their ratios.
+std::vector<double> time_op(SgemmFn sgemm, int n, int max_team, double budget_s) {
   std::vector<float> a(static_cast<size_t>(n) * n, 1.0f), b(a.size(), 0.5f), c(a.size(), 0.0f);
-  matmul(sgemm, a.data(), b.data(), c.data(), n, team);  // warm: pages, the team's threads
-  int batch = 1;
-  for (;;) {  // a batch long enough to time
-    const double t0 = now_s();
-    for (int r = 0; r < batch; ++r) matmul(sgemm, a.data(), b.data(), c.data(), n, team);
-    if (now_s() - t0 >= 3e-3 || batch >= (1 << 20)) break;
-    batch *= 2;
+  const size_t teams = static_cast<size_t>(max_team);
+  std::vector<int> batch(teams, 1);
+  for (size_t k = 0; k < teams; ++k) {
+    const int team = static_cast<int>(k) + 1;
+    matmul(sgemm, a.data(), b.data(), c.data(), n, team);  // warm: pages, the team's threads
+    for (;;) {  // a batch long enough to time
+      const double t0 = now_s();
+      for (int r = 0; r < batch[k]; ++r) matmul(sgemm, a.data(), b.data(), c.data(), n, team);
+      if (now_s() - t0 >= 3e-3 || batch[k] >= (1 << 20)) break;
+      batch[k] *= 2;
+    }
   }
-  std::vector<double> per;
-  const double until = now_s() + budget_s;
+  std::vector<std::vector<double>> per(teams);
+  const double until = now_s() + budget_s * max_team;
   for (int round = 0; round < 50 && (round < 5 || now_s() < until); ++round) {
-    const double t0 = now_s();
-    for (int r = 0; r < batch; ++r) matmul(sgemm, a.data(), b.data(), c.data(), n, team);
-    per.push_back((now_s() - t0) / batch);
+    for (size_t k = 0; k < teams; ++k) {
+      const int team = static_cast<int>(k) + 1;
+      const double t0 = now_s();
+      for (int r = 0; r < batch[k]; ++r) matmul(sgemm, a.data(), b.data(), c.data(), n, team);
+      per[k].push_back((now_s() - t0) / batch[k]);
+    }
   }
   if (c[0] == -1.0f) fputs("", stderr);  // keep the result alive
-  return median(per);
+  std::vector<double> out;
+  for (const std::vector<double>& v : per) out.push_back(median(v));
+  return out;
 }
 
 double stream_bytes_per_s() {
@@ -238,16 +252,19 @@ int main(int argc, char** argv) {
   const double cell = argc > 2 ? std::atof(argv[2]) : 0.03;
   if (max_team < 1 || max_team > 8192 || !(cell > 0 && cell < 10)) return 2;
   omp_set_dynamic(0);
+  // Before the first parallel region: with OMP_PROC_BIND set (parwidth
+  // calibrate sets it, so that teams are pinned as governed ones are) the
+  // first region binds this thread to one place, and the wake-up needs two.
+  double wake_s = 0, notify_s = 0;
+  wake_seconds(&wake_s, &notify_s);
   const SgemmFn sgemm = onednn_sgemm();
   for (int n : {16, 32, 64, 128, 256, 384}) {
     printf("size %.6g", 2.0 * n * n * n);
-    for (int t = 1; t <= max_team; ++t) printf(" %.6g", time_op(sgemm, n, t, cell));
+    for (double s : time_op(sgemm, n, max_team, cell)) printf(" %.6g", s);
     printf("\n");
     fflush(stdout);
   }
   printf("bytes_per_s %.6g\n", stream_bytes_per_s());
-  double wake_s = 0, notify_s = 0;
-  wake_seconds(&wake_s, &notify_s);
   printf("wake_s %.6g\n", wake_s);
   printf("notify_s %.6g\n", notify_s);
   return 0;
