@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <array>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -405,6 +406,17 @@ struct pwe_session {
         e.args[DNNL_ARG_WEIGHTS] = const_memory(op.inputs[1], pd.weights_desc());
         if (has_bias) e.args[DNNL_ARG_BIAS] = const_memory(op.inputs[2], bmd);
         finish(&e, pd);
+      } else if (t == "MaxPool" && x >= 0 && dims(op.inputs[0]).size() == 4) {
+        // Not oneDNN's pooling: on plain layouts that is its reference loop (kernels.h).
+        e.kind = Exec::kFn;
+        e.fn = [px = ptr(op.inputs[0]), xd = dims(op.inputs[0]),
+                k = std::array<int64_t, 2>{op.kernel[0], op.kernel[1]},
+                st = std::array<int64_t, 2>{op.strides[0], op.strides[1]},
+                pl = std::array<int64_t, 2>{op.pads[0], op.pads[1]},
+                py = buf[static_cast<size_t>(y)].data(),
+                yd = model.tensor_dims[static_cast<size_t>(y)]] {
+          pwe::max_pool(px, xd, k.data(), st.data(), pl.data(), py, yd);
+        };
       } else if (t == "MaxPool" || t == "AveragePool" || t == "GlobalAveragePool") {
         dnnl::algorithm alg = t == "MaxPool"         ? dnnl::algorithm::pooling_max
                               : op.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding

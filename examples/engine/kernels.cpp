@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace pwe {
 namespace {
@@ -104,6 +105,27 @@ void slice(const float* x, const std::vector<int64_t>& xd, const std::vector<int
     float* out = y + row * inner;
     for (int64_t j = 0; j < inner; ++j) out[j] = x[off + j * step[r - 1]];
   }
+}
+
+void max_pool(const float* x, const std::vector<int64_t>& xd, const int64_t k[2],
+              const int64_t s[2], const int64_t pl[2], float* y, const std::vector<int64_t>& yd) {
+  const int64_t planes = xd[0] * xd[1], h = xd[2], w = xd[3], oh = yd[2], ow = yd[3];
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t i = 0; i < oh; ++i) {
+      const float* in = x + p * h * w;
+      float* out = y + (p * oh + i) * ow;
+      const int64_t r0 = std::max<int64_t>(0, i * s[0] - pl[0]);
+      const int64_t r1 = std::min(h, i * s[0] - pl[0] + k[0]);
+      for (int64_t j = 0; j < ow; ++j) {
+        const int64_t c0 = std::max<int64_t>(0, j * s[1] - pl[1]);
+        const int64_t c1 = std::min(w, j * s[1] - pl[1] + k[1]);
+        float m = -std::numeric_limits<float>::infinity();
+        for (int64_t r = r0; r < r1; ++r)
+          for (int64_t c = c0; c < c1; ++c) m = std::max(m, in[r * w + c]);
+        out[j] = m;
+      }
+    }
 }
 
 void erf(const float* x, int64_t n, float* y) {

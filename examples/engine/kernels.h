@@ -26,4 +26,14 @@ void slice(const float* x, const std::vector<int64_t>& xd, const std::vector<int
 
 void erf(const float* x, int64_t n, float* y);
 
+// 2-D max pooling of an N x C x H x W tensor into yd (N x C x OH x OW, as the
+// model's shapes say, ceil mode included): window k (kh, kw), strides s,
+// padding before pl (top, left); padded positions never win. oneDNN 2.6's
+// pooling on plain layouts is its reference loop (simple_nchw, ~10 ns per
+// compared element: 40% of SqueezeNet's time at 1 thread), where frameworks'
+// own pooling kernels (ORT's, PyTorch's, TensorFlow's) stream; this loop
+// runs at their pace.
+void max_pool(const float* x, const std::vector<int64_t>& xd, const int64_t k[2],
+              const int64_t s[2], const int64_t pl[2], float* y, const std::vector<int64_t>& yd);
+
 }  // namespace pwe
