@@ -32,6 +32,7 @@
 #include "cli/locate.h"
 #include "cli/measure.h"
 #include "cli/store.h"
+#include "governor/schedule.h"
 #include "preload/json.h"
 #include "preload/planning.h"
 
@@ -65,9 +66,12 @@ void usage(FILE* f) {
       "                   captures (e.g. 'time per iteration: ([0-9.]+) ms'); default: the\n"
       "                   whole process's wall time in seconds\n"
       "  --json           print the summary as one JSON object\n"
-      "  --save           store the grid's best (lowest median) as the measured plan of\n"
-      "                   CMD's graph on this budget, as `parwidth tune` does; later\n"
-      "                   governed runs of that graph use it (`parwidth plans` lists it)\n"
+      "  --save           store the grid's best as the measured plan of CMD's graph on\n"
+      "                   this budget, as `parwidth tune` does; later governed runs of\n"
+      "                   that graph use it (`parwidth plans` lists it). Medians within 2%\n"
+      "                   of the lowest count as a tie, which the fewest threads (then\n"
+      "                   pools) win: a few runs cannot tell them apart, and the next\n"
+      "                   sweep ranks them differently\n"
       "  --lib PATH       libparwidth.so (default: next to this program, or $PARWIDTH_LIB)\n"
       "\n"
       "Progress goes to stderr (a bar with ETA on a terminal, else one line per run).\n"
@@ -354,18 +358,28 @@ int pw_cmd_sweep(int argc, char** argv) {
         intra, plan, *best, cores, re.wall() ? "seconds (wall)" : "of --metric", esc);
   }
 
-  // --save: the grid's best becomes the measured plan of this graph on this budget.
+  // --save: the grid's best becomes the measured plan of this graph on this budget; medians
+  // within kSaveTie of the lowest are a tie, which the fewest threads win (the model's rule).
+  constexpr double kSaveTie = 0.02;
+  const Config* kept = best;
+  {
+    std::vector<pw::gov::Candidate> grid;
+    for (size_t i = 0; i < n_grid; ++i)
+      grid.push_back({configs[i].pools, configs[i].intra, summarize(configs[i].runs).median});
+    const size_t k = pw::gov::candidate_choose(grid, kSaveTie);
+    if (k < n_grid) kept = &configs[k];
+  }
   std::string saved_path, save_error;
   if (save) {
-    const Summary s = summarize(best->runs);
+    const Summary s = summarize(kept->runs);
     pw::gov::MeasuredPlan m;
     m.known = true;
-    m.pools = best->pools;
-    m.intra = best->intra;
+    m.pools = kept->pools;
+    m.intra = kept->intra;
     m.seconds = s.median;
     m.min = s.min;
     m.max = s.max;
-    m.runs = static_cast<int>(best->runs.size());
+    m.runs = static_cast<int>(kept->runs.size());
     m.created = static_cast<int64_t>(time(nullptr));
     m.by = "sweep --save";
     m.metric = re.describe();
@@ -425,6 +439,8 @@ int pw_cmd_sweep(int argc, char** argv) {
     w.key("heatmap").value(svg_path);
     if (save) {
       w.key("fingerprint").value(fingerprint);
+      w.key("stored");
+      conf(*kept);
       w.key("saved");
       if (saved_path.empty())
         w.null();
@@ -452,7 +468,7 @@ int pw_cmd_sweep(int argc, char** argv) {
            summarize(best_in->runs).median);
   printf("wrote %s, %s, %s\n", csv_path.c_str(), svg_path.c_str(), log_path.c_str());
   if (!saved_path.empty())
-    printf("stored: %s as the measured plan of graph %s (%s)\n", label(*best).c_str(),
+    printf("stored: %s as the measured plan of graph %s (%s)\n", label(*kept).c_str(),
            fingerprint.c_str(), saved_path.c_str());
   if (!save_error.empty()) fprintf(stderr, "parwidth sweep: error: %s\n", save_error.c_str());
   return save_error.empty() ? 0 : 1;
