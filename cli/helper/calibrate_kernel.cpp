@@ -110,8 +110,8 @@ std::vector<double> time_op(SgemmFn sgemm, int n, int max_team, double budget_s)
     }
   }
   if (c[0] == -1.0f) fputs("", stderr);  // keep the result alive
-  std::vector<double> out;
-  for (const std::vector<double>& v : per) out.push_back(median(v));
+  std::vector<double> out(teams);
+  for (size_t k = 0; k < teams; ++k) out[k] = median(per[k]);
   return out;
 }
 
