@@ -62,7 +62,7 @@ std::string read_small(const std::string& path) {
   return s;
 }
 
-int count_threads(long pid) {
+int threads_count(long pid) {
   DIR* d = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
   if (!d) return 0;
   int n = 0;
@@ -94,7 +94,7 @@ bool collect(const std::string& dir, std::vector<Row>* rows, std::string* err) {
     r.pools = m.pools;
     r.intra = m.intra;
     r.oversubscribed = m.oversubscribed;
-    r.threads = count_threads(m.pid);
+    r.threads = threads_count(m.pid);
     struct stat st;
     const std::string entry = dir + "/" + std::to_string(m.pid) + "." + std::to_string(m.start);
     if (m.joined > 0)
@@ -107,7 +107,7 @@ bool collect(const std::string& dir, std::vector<Row>* rows, std::string* err) {
   return true;
 }
 
-void print_table(const std::string& dir, const std::vector<Row>& rows) {
+void table_print(const std::string& dir, const std::vector<Row>& rows) {
   std::printf("node registry %s: %zu member%s\n", dir.c_str(), rows.size(),
               rows.size() == 1 ? "" : "s");
   if (rows.empty()) return;
@@ -199,7 +199,7 @@ int pw_cmd_node(int argc, char** argv) {
     if (json)
       std::printf("%s\n", to_json(dir, rows).c_str());
     else
-      print_table(dir, rows);
+      table_print(dir, rows);
     fflush(stdout);
     if (watch_s <= 0) return 0;
     sleep(static_cast<unsigned>(watch_s));

@@ -30,7 +30,7 @@ struct Common {
 };
 
 // Returns -1 to continue, else an exit code.
-int parse_common(const char* who, int argc, char** argv, bool allow_plan_flags,
+int common_args_parse(const char* who, int argc, char** argv, bool allow_plan_flags,
                  void (*usage)(FILE*), Common* c) {
   std::vector<std::string> warns;
   c->opt = pw::opt::options_parse(env_get, &warns);
@@ -80,7 +80,7 @@ void topo_usage(FILE* f) {
       f);
 }
 
-void print_budget_text(const pw::planning::Planned& p) {
+void budget_text_print(const pw::planning::Planned& p) {
   const pw::topo::Budget& b = p.budget;
   printf("machine: %s\n", p.machine.source.c_str());
   printf("budget:  %d cores on %zu socket(s), cpus %s\n", b.cores, b.sockets.size(),
@@ -109,7 +109,7 @@ int plan_or_fail(const Common& c, pw::planning::Planned* p) {
 
 int pw_cmd_plan(int argc, char** argv) {
   Common c;
-  if (int rc = parse_common("parwidth plan", argc, argv, true, plan_usage, &c); rc >= 0) return rc;
+  if (int rc = common_args_parse("parwidth plan", argc, argv, true, plan_usage, &c); rc >= 0) return rc;
   pw::planning::Planned p;
   if (!c.opt.model.empty()) {
     // Here a person asked for this model: an unreadable one is an error, not a warning.
@@ -151,7 +151,7 @@ int pw_cmd_plan(int argc, char** argv) {
     printf("%s\n", w.str().c_str());
     return 0;
   }
-  print_budget_text(p);
+  budget_text_print(p);
   if (p.graph.known)
     printf("graph:   %s: heavy %ld, layers %ld, avg width %ld, max level width %ld\n",
            p.graph.source.c_str(), p.graph.heavy, p.graph.layers, p.graph.avg_width,
@@ -171,7 +171,7 @@ int pw_cmd_plan(int argc, char** argv) {
 
 int pw_cmd_topo(int argc, char** argv) {
   Common c;
-  if (int rc = parse_common("parwidth topo", argc, argv, false, topo_usage, &c); rc >= 0) return rc;
+  if (int rc = common_args_parse("parwidth topo", argc, argv, false, topo_usage, &c); rc >= 0) return rc;
   pw::planning::Planned p;
   if (int rc = plan_or_fail(c, &p)) return rc;
   const std::vector<pw::cli::OptionalLibrary> libs = pw::cli::optional_libraries_probe();
@@ -200,7 +200,7 @@ int pw_cmd_topo(int argc, char** argv) {
     printf("%s\n", w.str().c_str());
     return 0;
   }
-  print_budget_text(p);
+  budget_text_print(p);
   // One line a person can paste into a bug report, then what each one is for.
   std::string found, missing;
   for (const pw::cli::OptionalLibrary& l : libs) {

@@ -134,7 +134,7 @@ std::vector<Candidate> candidates_around(int p0, int t0, int cores,
   return out;
 }
 
-void remove_dir(const std::string& dir) {
+void dir_remove(const std::string& dir) {
   for (const char* f : {"/report.json", "/runs.log"}) unlink((dir + f).c_str());
   rmdir(dir.c_str());
 }
@@ -299,7 +299,7 @@ int pw_cmd_tune(int argc, char** argv) {
     fprintf(stderr, "parwidth tune: error: cannot store the plan: %s\n", err.c_str());
     return 1;
   }
-  remove_dir(dir);
+  dir_remove(dir);
 
   const Candidate& first = cands[0];
   if (json) {

@@ -29,7 +29,7 @@ void usage(FILE* f) {
   std::fputs(kUsage, f);
 }
 
-void print_table(const pw::graph::Stats& s) {
+void table_print(const pw::graph::Stats& s) {
   std::printf("source                %s\n", s.source.c_str());
   std::printf("nodes                 %llu\n", static_cast<unsigned long long>(s.nodes));
   std::printf("heavy ops (H)         %llu\n", static_cast<unsigned long long>(s.heavy));
@@ -98,7 +98,7 @@ int pw_cmd_width(int argc, char** argv) {
   if (json) {
     std::printf("%s\n", pw::report::stats_json(s).c_str());
   } else {
-    print_table(s);
+    table_print(s);
   }
   return 0;
 }

@@ -231,7 +231,7 @@ void decide(const char* library, Decision* d) {
 // ---- PAPI's verdict, kept for this boot ----------------------------------------------------
 
 // Appends a small file's first line to `out` (at most `room` bytes in all); false if unreadable.
-bool append_first_line(const char* path, char* out, size_t room) {
+bool first_line_append(const char* path, char* out, size_t room) {
   int fd = fd_above_stdio(open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd < 0) return false;
   char buf[128];
@@ -250,10 +250,10 @@ bool append_first_line(const char* path, char* out, size_t room) {
 // PMUs). false when the key cannot be built whole.
 bool verdict_key(const char* library, char* key, size_t room) {
   snprintf(key, room, "boot ");
-  if (!append_first_line("/proc/sys/kernel/random/boot_id", key, room)) return false;
+  if (!first_line_append("/proc/sys/kernel/random/boot_id", key, room)) return false;
   size_t len = strlen(key);
   snprintf(key + len, room - len, " paranoid ");
-  if (!append_first_line("/proc/sys/kernel/perf_event_paranoid", key, room)) return false;
+  if (!first_line_append("/proc/sys/kernel/perf_event_paranoid", key, room)) return false;
   len = strlen(key);
   snprintf(key + len, room - len, " library %s", library);
   for (char** e = environ; e && *e; ++e) {

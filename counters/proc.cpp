@@ -16,7 +16,7 @@ namespace {
 
 // Reads a whole small /proc file relative to dirfd into buf (NUL-terminated). Returns the length,
 // or -1 (the thread exited, or the file does not exist).
-ssize_t read_at(int dirfd, const char* path, char* buf, size_t cap) {
+ssize_t fd_read_at(int dirfd, const char* path, char* buf, size_t cap) {
   int fd = fd_above_stdio(openat(dirfd, path, O_RDONLY | O_CLOEXEC));
   if (fd < 0) return -1;
   size_t len = 0;
@@ -31,7 +31,7 @@ ssize_t read_at(int dirfd, const char* path, char* buf, size_t cap) {
   return static_cast<ssize_t>(len);
 }
 
-const char* parse_u64(const char* p, uint64_t* v) {
+const char* u64_parse(const char* p, uint64_t* v) {
   while (*p == ' ' || *p == '\t') ++p;
   uint64_t x = 0;
   const char* start = p;
@@ -41,7 +41,7 @@ const char* parse_u64(const char* p, uint64_t* v) {
 }
 
 // Field 39 of stat (processor). The comm field may hold spaces and ')', so count from the last ')'.
-int parse_stat_cpu(const char* buf) {
+int stat_cpu_parse(const char* buf) {
   const char* p = strrchr(buf, ')');
   if (!p) return -1;
   p += 1;
@@ -50,24 +50,24 @@ int parse_stat_cpu(const char* buf) {
     if (!p) return -1;
   }
   uint64_t v = 0;
-  return parse_u64(p, &v) ? static_cast<int>(v) : -1;
+  return u64_parse(p, &v) ? static_cast<int>(v) : -1;
 }
 
-bool read_thread(int taskfd, pid_t tid, bool detail, ThreadStat* t) {
+bool thread_read(int taskfd, pid_t tid, bool detail, ThreadStat* t) {
   char path[48];
   char buf[1024];
   t->tid = tid;
   t->have_allowed = false;
   t->cpu = -1;
   snprintf(path, sizeof path, "%d/schedstat", static_cast<int>(tid));
-  if (read_at(taskfd, path, buf, sizeof buf) <= 0) return false;
-  const char* p = parse_u64(buf, &t->run_ns);
-  if (!p || !parse_u64(p, &t->wait_ns)) return false;
+  if (fd_read_at(taskfd, path, buf, sizeof buf) <= 0) return false;
+  const char* p = u64_parse(buf, &t->run_ns);
+  if (!p || !u64_parse(p, &t->wait_ns)) return false;
   if (!detail) return true;
   // sched_getaffinity(tid) is a tenth of the cost of parsing Cpus_allowed out of status.
   t->have_allowed = sched_getaffinity(tid, sizeof t->allowed, &t->allowed) == 0;
   snprintf(path, sizeof path, "%d/stat", static_cast<int>(tid));
-  if (read_at(taskfd, path, buf, sizeof buf) > 0) t->cpu = parse_stat_cpu(buf);
+  if (fd_read_at(taskfd, path, buf, sizeof buf) > 0) t->cpu = stat_cpu_parse(buf);
   return true;
 }
 
@@ -110,7 +110,7 @@ Status proc_read_threads(const ProcReadOptions& opt, ThreadStat* out, size_t cap
       auto* d = reinterpret_cast<struct dirent64*>(dents + off);
       off += d->d_reclen;
       uint64_t tid = 0;
-      const char* e = parse_u64(d->d_name, &tid);
+      const char* e = u64_parse(d->d_name, &tid);
       if (!e || *e != '\0' || tid == 0) continue;  // "." and ".."
       if (static_cast<pid_t>(tid) == opt.skip_tid) continue;
       ++seen;
@@ -127,7 +127,7 @@ Status proc_read_threads(const ProcReadOptions& opt, ThreadStat* out, size_t cap
         continue;
       }
       ++reads;
-      if (read_thread(taskfd, static_cast<pid_t>(tid), opt.detail, &out[got])) {
+      if (thread_read(taskfd, static_cast<pid_t>(tid), opt.detail, &out[got])) {
         ThreadStat& t = out[got];
         t.carried = false;
         t.idle = 0;

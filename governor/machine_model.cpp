@@ -42,7 +42,7 @@ double builtin_seconds(double flops, int t, int cores, double flops_per_s) {
   return s + 1e-6 * log2t + 4e-7 * t;
 }
 
-bool parse_double(const char* s, const char** end, double* out) {
+bool double_parse(const char* s, const char** end, double* out) {
   char* e = nullptr;
   errno = 0;
   const double v = std::strtod(s, &e);
@@ -52,14 +52,14 @@ bool parse_double(const char* s, const char** end, double* out) {
   return true;
 }
 
-bool parse_row(const std::string& s, SizeRow* row) {
+bool row_parse(const std::string& s, SizeRow* row) {
   const char* p = s.c_str();
   const char* end = nullptr;
-  if (!parse_double(p, &end, &row->flops) || row->flops < 1 || row->flops > 1e16) return false;
+  if (!double_parse(p, &end, &row->flops) || row->flops < 1 || row->flops > 1e16) return false;
   p = end;
   while (*p == ' ') {
     double v = 0;
-    if (!parse_double(p + 1, &end, &v) || v <= 0 || v > 1e4) return false;
+    if (!double_parse(p + 1, &end, &v) || v <= 0 || v > 1e4) return false;
     row->seconds.push_back(v);
     p = end;
     if (row->seconds.size() > 2 * static_cast<size_t>(kMaxCores)) return false;
@@ -249,7 +249,7 @@ Status calibration_parse(const std::string& text, const std::string& machine,
       c.model.notify_s = v;
     } else if (key == "size") {
       SizeRow r;
-      if (!parse_row(rest, &r)) return corrupt("bad 'size' line " + std::to_string(lineno));
+      if (!row_parse(rest, &r)) return corrupt("bad 'size' line " + std::to_string(lineno));
       if (!c.model.rows.empty() && (r.flops <= c.model.rows.back().flops ||
                                     r.seconds.size() != c.model.rows.back().seconds.size()))
         return corrupt("'size' lines out of order or of different team counts");

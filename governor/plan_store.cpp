@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char kHeader[] = "parwidth-plan 1";
 
-bool parse_int(const std::string& s, double lo, double hi, int64_t* out) {
+bool int_parse(const std::string& s, double lo, double hi, int64_t* out) {
   double v = 0;
   if (!number_parse(s, lo, hi, &v) || v != std::floor(v)) return false;
   *out = static_cast<int64_t>(v);
@@ -133,7 +133,7 @@ Status plan_file_parse(const std::string& text, const std::string& machine,
         s.graph = rest;
         break;
       case kCreated:
-        if (!parse_int(rest, 0, 1e12, &n)) return corrupt("bad 'created'");
+        if (!int_parse(rest, 0, 1e12, &n)) return corrupt("bad 'created'");
         m.created = n;
         break;
       case kBy:
@@ -148,11 +148,11 @@ Status plan_file_parse(const std::string& text, const std::string& machine,
         break;
       case kPools:
       case kIntra:
-        if (!parse_int(rest, 1, 4096, &n)) return corrupt("bad '" + key + "'");
+        if (!int_parse(rest, 1, 4096, &n)) return corrupt("bad '" + key + "'");
         (k == kPools ? m.pools : m.intra) = static_cast<int>(n);
         break;
       case kRuns:
-        if (!parse_int(rest, 1, 1e9, &n)) return corrupt("bad 'runs'");
+        if (!int_parse(rest, 1, 1e9, &n)) return corrupt("bad 'runs'");
         m.runs = static_cast<int>(n);
         break;
       default:  // median, min, max

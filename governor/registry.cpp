@@ -15,10 +15,10 @@ struct ThreadRegistry::Layout {
 };
 
 ThreadRegistry::ThreadRegistry() {
-  layout_.store(make_layout(Plan(), PinMode::kNone, 0));
+  layout_.store(layout_make(Plan(), PinMode::kNone, 0));
 }
 
-ThreadRegistry::Layout* ThreadRegistry::make_layout(const Plan& plan, PinMode pin,
+ThreadRegistry::Layout* ThreadRegistry::layout_make(const Plan& plan, PinMode pin,
                                                     unsigned generation) {
   Layout* l = new Layout();
   l->plan = plan;
@@ -32,7 +32,7 @@ ThreadRegistry::Layout* ThreadRegistry::make_layout(const Plan& plan, PinMode pi
 
 void ThreadRegistry::reset(const Plan& plan, PinMode pin) {
   const unsigned gen = layout_.load(std::memory_order_acquire)->generation + 1;
-  layout_.store(make_layout(plan, pin, gen), std::memory_order_release);
+  layout_.store(layout_make(plan, pin, gen), std::memory_order_release);
   std::lock_guard<std::mutex> lock(mu_);
   threads_.clear();
   ended_.clear();
@@ -41,7 +41,7 @@ void ThreadRegistry::reset(const Plan& plan, PinMode pin) {
 
 unsigned ThreadRegistry::replan(const Plan& plan) {
   Layout* old = layout_.load(std::memory_order_acquire);
-  Layout* l = make_layout(plan, old->pin, old->generation + 1);
+  Layout* l = layout_make(plan, old->pin, old->generation + 1);
   layout_.store(l, std::memory_order_release);
   return l->generation;
 }

@@ -81,7 +81,7 @@ class ThreadRegistry {
 
  private:
   struct Layout;
-  Layout* make_layout(const Plan& plan, PinMode pin, unsigned generation);
+  Layout* layout_make(const Plan& plan, PinMode pin, unsigned generation);
   std::atomic<Layout*> layout_{nullptr};
   mutable std::mutex mu_;
   std::vector<ThreadRecord> threads_;  // live

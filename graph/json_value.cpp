@@ -187,7 +187,7 @@ bool parse(std::string_view text, Value* out, std::string* err) {
   return true;
 }
 
-void append_quoted(std::string* o, std::string_view s) {
+void quoted_append(std::string* o, std::string_view s) {
   o->push_back('"');
   for (unsigned char c : s) {
     switch (c) {

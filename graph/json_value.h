@@ -30,6 +30,6 @@ bool parse(std::string_view text, Value* out, std::string* err);
 
 // Appends s as a JSON string (quoted, escaped) to *o: the one escaper of the
 // project (graph stats, the report, the CLI's --json).
-void append_quoted(std::string* o, std::string_view s);
+void quoted_append(std::string* o, std::string_view s);
 
 }  // namespace pw::graph::json

@@ -20,7 +20,7 @@ bool looks_like_json(std::string_view d) {
   return false;
 }
 
-Status parse_as(std::string_view d, Format f, Graph* out, std::string* err) {
+Status model_parse_as(std::string_view d, Format f, Graph* out, std::string* err) {
   switch (f) {
     case Format::kOnnx:
       return onnx_read(d, out, err);
@@ -43,7 +43,7 @@ Status parse_as(std::string_view d, Format f, Graph* out, std::string* err) {
   Status first_st = Status::kOk;
   for (Format t : {Format::kOnnx, Format::kTfSavedModel, Format::kTfGraphDef}) {
     std::string e;
-    Status st = parse_as(d, t, out, &e);
+    Status st = model_parse_as(d, t, out, &e);
     if (st == Status::kOk) return st;
     if (st == Status::kNoMemory || st == Status::kTooLarge) return fail(err, st, e);
     if (first_st == Status::kOk) first_st = st, first = e;
@@ -69,7 +69,7 @@ struct FileArgs {
   std::string* err;
 };
 
-Status parse_file(void* p) {
+Status model_file_parse(void* p) {
   auto* a = static_cast<FileArgs*>(p);
   const std::string& file = *a->file;
   Format f = Format::kAuto;
@@ -89,11 +89,11 @@ Status parse_file(void* p) {
   if (f == Format::kAuto && ends_with(file, ".pb")) {
     // A frozen GraphDef, or a SavedModel under another name.
     std::string e;
-    s = parse_as(a->data, Format::kTfGraphDef, &g, &e);
-    if (s != Status::kOk) s = parse_as(a->data, Format::kTfSavedModel, &g, a->err);
+    s = model_parse_as(a->data, Format::kTfGraphDef, &g, &e);
+    if (s != Status::kOk) s = model_parse_as(a->data, Format::kTfSavedModel, &g, a->err);
     if (s != Status::kOk && a->err) *a->err = e;
   } else {
-    s = parse_as(a->data, f, &g, a->err);
+    s = model_parse_as(a->data, f, &g, a->err);
   }
   if (s != Status::kOk) {
     if (a->err) *a->err = *a->path + ": " + *a->err;
@@ -115,7 +115,7 @@ struct ParseArgs {
 Status parse(void* p) {
   auto* a = static_cast<ParseArgs*>(p);
   Graph g;
-  Status s = parse_as(a->data, a->format, &g, a->err);
+  Status s = model_parse_as(a->data, a->format, &g, a->err);
   if (s == Status::kOk) *a->out = std::move(g);
   return s;
 }
@@ -125,7 +125,7 @@ Status parse(void* p) {
 Status model_parse_file(const std::string& path, const std::string& file, std::string_view data,
                         Graph* out, std::string* err) {
   FileArgs a{&path, &file, data, out, err};
-  return guarded(err, parse_file, &a);
+  return guarded(err, model_file_parse, &a);
 }
 
 Status model_parse(const void* data, size_t size, Format format, Graph* out, std::string* err) {

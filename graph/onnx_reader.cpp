@@ -64,7 +64,7 @@ bool onnx_tensor(std::string_view bytes, int depth, std::string* name, TensorInf
   int64_t dtype = 0;
   while (r.next(&f)) {
     if (f.number == 1) {
-      if (!proto::read_int64s(f, [&](int64_t v) {
+      if (!proto::int64s_read(f, [&](int64_t v) {
             if (t->dims.size() < 1024) t->dims.push_back(v);
           })) {
         *why = "malformed tensor dims";
@@ -74,7 +74,7 @@ bool onnx_tensor(std::string_view bytes, int depth, std::string* name, TensorInf
       dtype = static_cast<int64_t>(f.varint);
     } else if (f.number == 5 || f.number == 7 || f.number == 11) {
       const bool sign32 = f.number == 5;
-      if (!proto::read_int64s(f, [&](int64_t v) {
+      if (!proto::int64s_read(f, [&](int64_t v) {
             if (ints.size() >= kMaxFoldedElements) {
               too_many = true;
               return;
@@ -170,7 +170,7 @@ bool onnx_attr(std::string_view bytes, int depth, Attr* a, std::vector<std::stri
         }
         break;
       case 8:
-        if (!proto::read_int64s(f, [&](int64_t v) {
+        if (!proto::int64s_read(f, [&](int64_t v) {
               if (a->ints.size() < kMaxAttrList) a->ints.push_back(v);
             })) {
           *why = "malformed attribute ints";

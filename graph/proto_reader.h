@@ -51,7 +51,7 @@ class Reader {
 // Reads the elements of a repeated int64 field that may be packed (kLen) or not (kVarint).
 // Calls sink(value) per element; false on malformed packed payloads.
 template <typename Sink>
-bool read_int64s(const Field& f, Sink sink);
+bool int64s_read(const Field& f, Sink sink);
 
 }  // namespace pw::graph::proto
 

@@ -4,7 +4,7 @@
 namespace pw::graph::proto {
 
 template <typename Sink>
-bool read_int64s(const Field& f, Sink sink) {
+bool int64s_read(const Field& f, Sink sink) {
   if (f.wire == kVarint) {
     sink(static_cast<int64_t>(f.varint));
     return true;

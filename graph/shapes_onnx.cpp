@@ -450,7 +450,7 @@ TI slice(const TI& x, const Dims& starts, const Dims& ends, Dims axes, Dims step
   return r;
 }
 
-bool add_ok(int64_t a, int64_t b, int64_t* r) {
+bool sum_checked(int64_t a, int64_t b, int64_t* r) {
   return !__builtin_add_overflow(a, b, r);
 }
 bool sub_ok(int64_t a, int64_t b, int64_t* r) {
@@ -565,7 +565,7 @@ bool onnx_infer(const Args& a, std::vector<TI>* out) {
                {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"}))
       y.dtype = DType::kBool;
     if (a.size() == 2) {
-      if (op == "Add") fold_binary(x, a[1], &y, add_ok);
+      if (op == "Add") fold_binary(x, a[1], &y, sum_checked);
       if (op == "Sub") fold_binary(x, a[1], &y, sub_ok);
       if (op == "Mul") fold_binary(x, a[1], &y, mul_ok);
       if (op == "Div") fold_binary(x, a[1], &y, div_ok);

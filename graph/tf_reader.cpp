@@ -131,7 +131,7 @@ bool tf_tensor(std::string_view bytes, int depth, TensorInfo* t, Ctx* c) {
     if (f.number == 4 && f.wire == proto::kLen) content = f.bytes;
     if (f.number == 7 || f.number == 10 || f.number == 11) {
       const bool i32 = f.number == 7;
-      if (!proto::read_int64s(f, [&](int64_t v) {
+      if (!proto::int64s_read(f, [&](int64_t v) {
             if (ints.size() >= kMaxFoldedElements) {
               too_many = true;
               return;
@@ -191,7 +191,7 @@ bool tf_attr(std::string_view bytes, int depth, Attr* a, Ctx* c) {
             a->kind = K::kStrings;
           } else if (lf.number == 3 || lf.number == 5 || lf.number == 6) {
             const bool types = lf.number == 6;
-            if (!proto::read_int64s(lf, [&](int64_t v) {
+            if (!proto::int64s_read(lf, [&](int64_t v) {
                   if (a->ints.size() < kMaxAttrList)
                     a->ints.push_back(types ? static_cast<int64_t>(tf_dtype(v)) : v);
                 }))

@@ -59,7 +59,7 @@ bool option_api_of(const void* real, OptionApi* api) {
 
 // Step 4 for one option: governor/setting decides (the plan's value unless the
 // user chose one, PARWIDTH_OVERRIDE=1, observe mode); this only applies and notes it.
-void apply_option(pwe_session_options* o, const char* setting, GetFn get, SetFn set, int want,
+void option_apply(pwe_session_options* o, const char* setting, GetFn get, SetFn set, int want,
                   const char* why) {
   const int current = get(o);
   const bool user_set = current > 0;
@@ -114,9 +114,9 @@ void govern_session(const void* model, size_t size, pwe_session_options* opts, c
   }
   // Step 4: the framework's own knobs.
   const gov::Plan& p = rt::plan();
-  apply_option(opts, "inter_op_threads", api.get_inter, api.set_inter, p.pools,
+  option_apply(opts, "inter_op_threads", api.get_inter, api.set_inter, p.pools,
                "plan: one inter-op worker per pool");
-  apply_option(opts, "intra_op_threads", api.get_intra, api.set_intra, p.threads,
+  option_apply(opts, "intra_op_threads", api.get_intra, api.set_intra, p.threads,
                "plan: threads per pool");
 }
 

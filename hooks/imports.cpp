@@ -19,7 +19,7 @@ struct Query {
   const char* found;
 };
 
-int scan_object(struct dl_phdr_info* info, size_t, void* data) {
+int object_scan(struct dl_phdr_info* info, size_t, void* data) {
   Query* q = static_cast<Query*>(data);
   const uintptr_t base = info->dlpi_addr;
   const ElfW(Dyn)* dyn = nullptr;
@@ -48,7 +48,7 @@ int scan_object(struct dl_phdr_info* info, size_t, void* data) {
 
 bool any_object_imports(const char* const* names, size_t n, const char** who) {
   Query q{names, n, nullptr};
-  dl_iterate_phdr(scan_object, &q);
+  dl_iterate_phdr(object_scan, &q);
   if (who) *who = q.found;
   return q.found != nullptr;
 }

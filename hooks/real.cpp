@@ -48,7 +48,7 @@ SelfRange self_range() {
   return r;
 }
 
-void* lookup_next(const char* name, const char* version) {
+void* next_lookup(const char* name, const char* version) {
   void* p = nullptr;
   if (version) p = dlvsym(RTLD_NEXT, name, version);
   if (!p) p = dlsym(RTLD_NEXT, name);
@@ -70,7 +70,7 @@ std::atomic<int> g_startup_objects{-1};
 
 // RTLD_NEXT without the loader: the first definition in a startup object
 // after ours. For slots bound after the constructor (a hook's private ones).
-void* lookup_next_in_memory(const char* name) {
+void* next_lookup_in_memory(const char* name) {
   struct Next {
     const char* name;
     int limit, index;
@@ -101,8 +101,8 @@ void* lookup_next_in_memory(const char* name) {
 void bind_one(RealSlot* s) {
   if (s->bound.load(std::memory_order_acquire)) return;
   // dlsym takes the loader's lock: only in the constructor, where it is ours.
-  void* p = g_startup_objects.load(std::memory_order_acquire) < 0 ? lookup_next(s->name, s->version)
-                                                                  : lookup_next_in_memory(s->name);
+  void* p = g_startup_objects.load(std::memory_order_acquire) < 0 ? next_lookup(s->name, s->version)
+                                                                  : next_lookup_in_memory(s->name);
   s->global.store(p, std::memory_order_release);
   s->bound.store(true, std::memory_order_release);
 }
@@ -171,7 +171,7 @@ int search_object(struct dl_phdr_info* info, size_t, void* data) {
 // resolve after the global scope), then any loaded object as a last resort.
 // Reads symbol tables only: dlopen(RTLD_NOLOAD)/dlsym would take the loader's
 // lock inside a hook.
-void* lookup_from(const char* name, const struct link_map* map) {
+void* symbol_lookup_from(const char* name, const struct link_map* map) {
   DynTables caller;
   const bool have_caller = map && !is_self(map->l_ld) &&
                            dyn_tables_read(static_cast<uintptr_t>(map->l_addr), map->l_ld, &caller);
@@ -292,7 +292,7 @@ void* real_for_caller(RealSlot* slot, const void* caller_pc) {
   void* f = nullptr;
   if (map && cached(slot, map, now, &f, &not_found)) return f;
   g_lookups.fetch_add(1, std::memory_order_relaxed);
-  f = lookup_from(slot->name, map);
+  f = symbol_lookup_from(slot->name, map);
   if (map) cache_store(slot, map, now, f ? f : &not_found);
   return f;
 }

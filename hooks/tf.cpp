@@ -60,7 +60,7 @@ UserConfig config_scan(const void* data, size_t n) {
   return c;
 }
 
-void append_field(std::string* s, int field, uint64_t v) {
+void field_append(std::string* s, int field, uint64_t v) {
   uint64_t key = static_cast<uint64_t>(field) << 3;
   for (uint64_t x : {key, v}) {
     while (x >= 0x80) {
@@ -156,7 +156,7 @@ std::string config_extra(const char* what, const UserConfig& user) {
                          "(PARWIDTH_MODEL or PARWIDTH_POOLS plans it)");
       continue;
     }
-    append_field(&extra, k.field, static_cast<uint64_t>(d.value));
+    field_append(&extra, k.field, static_cast<uint64_t>(d.value));
     k.asked->store(d.value);
     rt::framework_note(
         who, setting, std::to_string(d.value), true,
@@ -366,7 +366,7 @@ void eager_recall() {
 
 // Sets opts' config to the program's bytes plus our fields; restores the
 // program's own bytes if TensorFlow refuses the combination.
-void apply_session_config(TF_SessionOptions* opts, const char* what, const void* pc) {
+void session_config_apply(TF_SessionOptions* opts, const char* what, const void* pc) {
   auto set_config = PW_REAL_AT(TF_SetConfig, pc);
   auto new_status = PW_REAL_AT(TF_NewStatus, pc);
   auto delete_status = PW_REAL_AT(TF_DeleteStatus, pc);
@@ -448,7 +448,7 @@ PW_HOOK(TF_Session*, TF_NewSession,
     if (guard.entered() && opts && pw::hooks::tf_active()) {
       try {
         pw::hooks::plan_from_graph(graph, pc);
-        pw::hooks::apply_session_config(const_cast<TF_SessionOptions*>(opts), "session", pc);
+        pw::hooks::session_config_apply(const_cast<TF_SessionOptions*>(opts), "session", pc);
       } catch (...) {
       }
     }
@@ -473,7 +473,7 @@ PW_HOOK(TF_Session*, TF_LoadSessionFromSavedModel,
         std::string err;
         if (pw::files::model_load(export_dir, &g, &err) == pw::graph::Status::kOk)
           pw::hooks::adopt_graph_of(&g, std::string("tensorflow SavedModel ") + export_dir);
-        pw::hooks::apply_session_config(const_cast<TF_SessionOptions*>(session_options), "session",
+        pw::hooks::session_config_apply(const_cast<TF_SessionOptions*>(session_options), "session",
                                         pc);
       } catch (...) {
       }

@@ -10,7 +10,7 @@ namespace pw::json {
 
 std::string quote(const std::string& s) {
   std::string o;
-  graph::json::append_quoted(&o, s);
+  graph::json::quoted_append(&o, s);
   return o;
 }
 

@@ -18,7 +18,7 @@ namespace {
 
 constexpr size_t kMaxEntry = 1 << 16;
 
-bool read_fd(int fd, std::string* out, size_t limit) {
+bool fd_read(int fd, std::string* out, size_t limit) {
   out->clear();
   char buf[4096];
   for (;;) {
@@ -31,7 +31,7 @@ bool read_fd(int fd, std::string* out, size_t limit) {
   }
 }
 
-bool write_all(int fd, const std::string& s) {
+bool fd_write_all(int fd, const std::string& s) {
   size_t at = 0;
   while (at < s.size()) {
     ssize_t n = write(fd, s.data() + at, s.size() - at);
@@ -276,7 +276,7 @@ bool Registry::lock_fd_is_ours() const {
   return fstat(lock_fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
 }
 
-void Registry::close_lock_fd() {
+void Registry::lock_fd_close() {
   // The host may have closed our descriptor and reused its number: close only our file.
   if (lock_fd_is_ours()) close(lock_fd_);
   lock_fd_ = -1;
@@ -295,14 +295,14 @@ bool Registry::entry_write(int dirfd, std::string* err) {
     return false;
   }
   struct stat st;
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0 || !write_all(fd, entry_format(self_)) ||
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0 || !fd_write_all(fd, entry_format(self_)) ||
       fstat(fd, &st) != 0 || renameat(dirfd, tmp.c_str(), dirfd, name_.c_str()) != 0) {
     *err = "cannot publish an entry in " + dir_ + ": " + strerror(errno);
     unlinkat(dirfd, tmp.c_str(), 0);
     close(fd);
     return false;
   }
-  close_lock_fd();
+  lock_fd_close();
   lock_fd_ = fd;
   dev_ = st.st_dev;
   ino_ = st.st_ino;
@@ -376,7 +376,7 @@ bool Registry::scan(ScanResult* out) {
         stale = fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == st.st_ino &&
                 now.st_dev == st.st_dev;
       } else if (errno == EWOULDBLOCK) {
-        if (read_fd(fd, &text, kMaxEntry) && entry_parse(text, &m) && m.pid == pid &&
+        if (fd_read(fd, &text, kMaxEntry) && entry_parse(text, &m) && m.pid == pid &&
             m.start == start)
           r.members.push_back(std::move(m));
       }
@@ -413,12 +413,12 @@ void Registry::leave() {
       close(dirfd);
     }
   }
-  close_lock_fd();
+  lock_fd_close();
 }
 
 void Registry::forget_after_fork() {
   published_ = false;
-  close_lock_fd();
+  lock_fd_close();
 }
 
 }  // namespace pw::node

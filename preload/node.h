@@ -76,7 +76,7 @@ class Registry {
   int dir_open() const;  // a checked descriptor of dir_, or -1
   bool entry_write(int dirfd, std::string* err);
   bool lock_fd_is_ours() const;
-  void close_lock_fd();
+  void lock_fd_close();
 
   std::string dir_;
   gov::NodeMember self_;

@@ -30,7 +30,7 @@ struct Row {
   std::function<std::string(const Options& o)> show;
 };
 
-bool parse_int(const char* s, long lo, long hi, int* out, std::string* why) {
+bool int_parse(const char* s, long lo, long hi, int* out, std::string* why) {
   errno = 0;
   char* end = nullptr;
   long v = std::strtol(s, &end, 10);
@@ -51,7 +51,7 @@ bool parse_int(const char* s, long lo, long hi, int* out, std::string* why) {
   return true;
 }
 
-bool parse_bool(const char* s, bool* out, std::string* why) {
+bool bool_parse(const char* s, bool* out, std::string* why) {
   static const char* const yes[] = {"1", "on", "yes", "true"};
   static const char* const no[] = {"0", "off", "no", "false"};
   for (const char* w : yes)
@@ -127,7 +127,7 @@ template <int Options::*field, long lo, long hi>
 Row int_row(const char* name, const char* unset, const char* help) {
   return {name, "int " + std::to_string(lo) + ".." + std::to_string(hi), help,
           [](const char* s, Options* o, std::string* why) {
-            return parse_int(s, lo, hi, &(o->*field), why);
+            return int_parse(s, lo, hi, &(o->*field), why);
           },
           [unset](const Options& o) {
             return o.*field < lo && unset ? std::string(unset) : std::to_string(o.*field);
@@ -140,7 +140,7 @@ Row bool_row(const char* name, const char* off, const char* on, const char* help
   const std::string kind = std::string(off) == "0" ? "bool" : std::string(on) + "|" + off;
   return {
       name, kind, help,
-      [](const char* s, Options* o, std::string* why) { return parse_bool(s, &(o->*field), why); },
+      [](const char* s, Options* o, std::string* why) { return bool_parse(s, &(o->*field), why); },
       [off, on](const Options& o) { return std::string(o.*field ? on : off); }};
 }
 

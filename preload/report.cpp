@@ -251,7 +251,7 @@ mode_t report_mode() {
 
 }  // namespace
 
-void write_at_exit(const Input& in) {
+void exit_write(const Input& in) {
   if (in.opt->verbose >= 1) {
     const planning::Planned* p = in.planned;
     if (p) {

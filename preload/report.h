@@ -68,7 +68,7 @@ std::string stats_json(const graph::Stats& s);
 // Writes PARWIDTH_REPORT (if set) atomically, and the summary on stderr at
 // VERBOSE >= 1. "%p" in the path is the pid; a forked child without "%p"
 // writes to "<path>.<pid>" so that it never replaces its parent's report.
-void write_at_exit(const Input& in);
+void exit_write(const Input& in);
 
 // The report path for this process.
 std::string report_path(const std::string& pattern, bool forked_child);

@@ -193,7 +193,7 @@ gov::Plan plan_for_budget(const Runtime& r, const topo::Budget& b) {
                                    &warnings, &found);
 }
 
-bool set_thread_affinity(long tid, const std::vector<int>& cpus) {
+bool thread_affinity_set(long tid, const std::vector<int>& cpus) {
   cpu_set_t set;
   CPU_ZERO(&set);
   for (int c : cpus)
@@ -218,7 +218,7 @@ int process_move(const std::vector<int>& from, const std::vector<int>& to) {
     // No /proc: at least the calling thread (at activation, the one that
     // creates the others, so they inherit it).
     std::vector<int> now;
-    return thread_affinity(0, &now) && gov::thread_follows(now, from) && set_thread_affinity(0, to)
+    return thread_affinity(0, &now) && gov::thread_follows(now, from) && thread_affinity_set(0, to)
                ? 1
                : 0;
   }
@@ -229,7 +229,7 @@ int process_move(const std::vector<int>& from, const std::vector<int>& to) {
     const long tid = strtol(e->d_name, &end, 10);
     if (end == e->d_name || *end != '\0' || tid <= 0) continue;
     if (thread_affinity(tid, &now) && gov::thread_follows(now, from) &&
-        set_thread_affinity(tid, to))
+        thread_affinity_set(tid, to))
       ++moved;
   }
   closedir(d);
@@ -312,7 +312,7 @@ int repin_threads(Runtime& r, const gov::Plan& p) {
       cpu = set[next[static_cast<size_t>(pool)] % set.size()];
       cpus.assign(1, cpu);
     }
-    if (!set_thread_affinity(t.tid, cpus)) continue;
+    if (!thread_affinity_set(t.tid, cpus)) continue;
     if (cpu >= 0) ++next[static_cast<size_t>(pool)];
     t.pool = pool;
     t.cpu = cpu;
@@ -1099,7 +1099,7 @@ void on_exit() {
     // Never activated: not said on stderr, but the report lists them.
     if (s != kActive && s != kFailed) in.warnings = r.load_warnings;
   }
-  report::write_at_exit(in);
+  report::exit_write(in);
 }
 
 void single_threaded_begin() {

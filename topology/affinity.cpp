@@ -20,7 +20,7 @@ Status affinity_read(std::vector<int>* out, std::string* err, pid_t tid) {
       int e = errno;
       CPU_FREE(set);
       if (e == EINVAL) continue;
-      internal::set_err(err, std::string("sched_getaffinity: ") + strerror(e));
+      internal::err_set(err, std::string("sched_getaffinity: ") + strerror(e));
       return Status::kIoError;
     }
     try {
@@ -36,7 +36,7 @@ Status affinity_read(std::vector<int>* out, std::string* err, pid_t tid) {
       break;
     }
   }
-  internal::set_err(err, "sched_getaffinity: cannot size the CPU mask");
+  internal::err_set(err, "sched_getaffinity: cannot size the CPU mask");
   return Status::kIoError;
 }
 

@@ -64,13 +64,13 @@ Status compute(const Machine& m, const BudgetInputs& in, Budget* out, std::strin
   if (allowed.empty()) {
     std::string why;
     for (size_t i = 1; i < b.notes.size(); ++i) why += (i > 1 ? "; " : "") + b.notes[i];
-    internal::set_err(err, "budget: no PU of the machine is allowed: " + why);
+    internal::err_set(err, "budget: no PU of the machine is allowed: " + why);
     return Status::kInvalid;
   }
   if (!in.restrict_cpus.empty()) {
     std::vector<int> r = intersect(allowed, in.restrict_cpus);
     if (r.empty()) {
-      internal::set_err(err, "PARWIDTH_CPUS=" + cpulist_format(in.restrict_cpus) +
+      internal::err_set(err, "PARWIDTH_CPUS=" + cpulist_format(in.restrict_cpus) +
                                  " has none of the allowed CPUs " + cpulist_format(allowed));
       return Status::kInvalid;
     }
@@ -106,7 +106,7 @@ Status compute(const Machine& m, const BudgetInputs& in, Budget* out, std::strin
 
   if (in.local_size > 1) {
     if (in.local_rank < 0 || in.local_rank >= in.local_size) {
-      internal::set_err(err, "local rank " + std::to_string(in.local_rank) + " is outside 0.." +
+      internal::err_set(err, "local rank " + std::to_string(in.local_rank) + " is outside 0.." +
                                  std::to_string(in.local_size - 1));
       return Status::kInvalid;
     }
@@ -137,7 +137,7 @@ Status compute(const Machine& m, const BudgetInputs& in, Budget* out, std::strin
   }
 
   if (slots.empty()) {
-    internal::set_err(err, "budget: no core left");
+    internal::err_set(err, "budget: no core left");
     return Status::kInvalid;
   }
   int last_socket = -1;
@@ -164,7 +164,7 @@ Status budget_compute(const Machine& m, const BudgetInputs& in, Budget* out, std
   try {
     return compute(m, in, out, err);
   } catch (const std::bad_alloc&) {
-    internal::set_err(err, "budget: out of memory");
+    internal::err_set(err, "budget: out of memory");
     return Status::kIoError;
   }
 }

@@ -75,7 +75,7 @@ Status cgroup_dir_from(const std::string& proc_cgroup, const std::string& mounti
     }
   }
   if (!found || path.empty() || path[0] != '/') {
-    set_err(err, "cgroup: no cgroup v2 hierarchy in /proc/self/cgroup");
+    err_set(err, "cgroup: no cgroup v2 hierarchy in /proc/self/cgroup");
     return Status::kUnsupported;
   }
   // Prefer the usual /sys/fs/cgroup mount when there are several.
@@ -88,7 +88,7 @@ Status cgroup_dir_from(const std::string& proc_cgroup, const std::string& mounti
     }
   }
   if (mount.empty()) {
-    set_err(err, "cgroup: no cgroup2 file system in /proc/self/mountinfo");
+    err_set(err, "cgroup: no cgroup2 file system in /proc/self/mountinfo");
     return Status::kUnsupported;
   }
   path = cgroup_path_under(path, mount_root);
@@ -116,7 +116,7 @@ Status cpu_max_parse(const std::string& text, double* cpus, std::string* err) {
       return Status::kOk;
     }
   }
-  set_err(err, "\"" + one_line(text) + "\" is not \"max [period]\" or \"quota period\"");
+  err_set(err, "\"" + one_line(text) + "\" is not \"max [period]\" or \"quota period\"");
   return Status::kInvalid;
 }
 
@@ -127,19 +127,19 @@ Status cgroup_self_dir(std::string* dir, std::string* err) {
     std::string cg, mi;
     Status st = internal::file_read("/proc/self/cgroup", &cg, err);
     if (st == Status::kUnsupported) {
-      internal::set_err(err, "cgroup: /proc/self/cgroup does not exist");
+      internal::err_set(err, "cgroup: /proc/self/cgroup does not exist");
       return st;
     }
     if (st != Status::kOk) return st;
     st = internal::file_read("/proc/self/mountinfo", &mi, err);
     if (st == Status::kUnsupported) {
-      internal::set_err(err, "cgroup: /proc/self/mountinfo does not exist");
+      internal::err_set(err, "cgroup: /proc/self/mountinfo does not exist");
       return st;
     }
     if (st != Status::kOk) return st;
     return internal::cgroup_dir_from(cg, mi, dir, err);
   } catch (const std::bad_alloc&) {
-    internal::set_err(err, "cgroup: out of memory");
+    internal::err_set(err, "cgroup: out of memory");
     return Status::kIoError;
   }
 }
@@ -149,7 +149,7 @@ Status cgroup_read(const std::string& leaf_dir, CgroupLimits* out, std::string* 
     // A directory that is not there (a path from outside a container's view) holds no limits we
     // could honour; saying "unlimited" would be a guess.
     if (!internal::path_exists(leaf_dir)) {
-      internal::set_err(err, "cgroup: " + leaf_dir + " does not exist");
+      internal::err_set(err, "cgroup: " + leaf_dir + " does not exist");
       return Status::kUnsupported;
     }
     CgroupLimits lim;
@@ -160,7 +160,7 @@ Status cgroup_read(const std::string& leaf_dir, CgroupLimits* out, std::string* 
       std::string perr;
       st = cpulist_parse(text, &lim.cpuset, &perr);
       if (st != Status::kOk) {
-        internal::set_err(err, path + ": " + perr);
+        internal::err_set(err, path + ": " + perr);
         return st;
       }
       // An empty effective set is what a cgroup without the cpuset controller can show: no limit.
@@ -177,7 +177,7 @@ Status cgroup_read(const std::string& leaf_dir, CgroupLimits* out, std::string* 
         double cpus = 0;
         std::string perr;
         if (internal::cpu_max_parse(text, &cpus, &perr) != Status::kOk) {
-          internal::set_err(err, path + ": " + perr);
+          internal::err_set(err, path + ": " + perr);
           return Status::kInvalid;
         }
         if (cpus > 0 && (lim.quota_cpus == 0 || cpus < lim.quota_cpus)) {
@@ -195,7 +195,7 @@ Status cgroup_read(const std::string& leaf_dir, CgroupLimits* out, std::string* 
     *out = std::move(lim);
     return Status::kOk;
   } catch (const std::bad_alloc&) {
-    internal::set_err(err, "cgroup: out of memory");
+    internal::err_set(err, "cgroup: out of memory");
     return Status::kIoError;
   }
 }

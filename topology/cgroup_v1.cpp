@@ -28,7 +28,7 @@ Status long_read(const std::string& path, long* v, std::string* err) {
   char* end = nullptr;
   long x = strtol(t.c_str(), &end, 10);
   if (t.empty() || *end != '\0') {
-    set_err(err, path + ": \"" + one_line(t) + "\" is not a number");
+    err_set(err, path + ": \"" + one_line(t) + "\" is not a number");
     return Status::kInvalid;
   }
   *v = x;
@@ -49,7 +49,7 @@ Status cgroup_v1_cpu_dir_from(const std::string& proc_cgroup, const std::string&
     }
   }
   if (!found || path.empty() || path[0] != '/') {
-    set_err(err, "cgroup v1: no cpu controller in /proc/self/cgroup");
+    err_set(err, "cgroup v1: no cpu controller in /proc/self/cgroup");
     return Status::kUnsupported;
   }
   std::string point, root;
@@ -60,7 +60,7 @@ Status cgroup_v1_cpu_dir_from(const std::string& proc_cgroup, const std::string&
     break;
   }
   if (point.empty()) {
-    set_err(err, "cgroup v1: no cpu controller mount in /proc/self/mountinfo");
+    err_set(err, "cgroup v1: no cpu controller mount in /proc/self/mountinfo");
     return Status::kUnsupported;
   }
   path = cgroup_path_under(path, root);
@@ -72,7 +72,7 @@ Status cgroup_v1_cpu_dir_from(const std::string& proc_cgroup, const std::string&
 Status cgroup_v1_quota_read(const std::string& dir, const std::string& mount, CgroupLimits* lim,
                             std::string* err) {
   if (!path_exists(dir)) {
-    set_err(err, "cgroup v1: " + dir + " does not exist");
+    err_set(err, "cgroup v1: " + dir + " does not exist");
     return Status::kUnsupported;
   }
   double best = lim->quota_cpus;
@@ -84,12 +84,12 @@ Status cgroup_v1_quota_read(const std::string& dir, const std::string& mount, Cg
     if (st == Status::kOk && quota != -1) {
       st = long_read(d + "/cpu.cfs_period_us", &period, err);
       if (st == Status::kUnsupported) {
-        set_err(err, d + "/cpu.cfs_period_us: missing beside cpu.cfs_quota_us");
+        err_set(err, d + "/cpu.cfs_period_us: missing beside cpu.cfs_quota_us");
         return Status::kInvalid;
       }
       if (st != Status::kOk) return st;
       if (quota <= 0 || period <= 0) {
-        set_err(err, qpath + ": quota " + std::to_string(quota) + " / period " +
+        err_set(err, qpath + ": quota " + std::to_string(quota) + " / period " +
                          std::to_string(period) + " makes no sense");
         return Status::kInvalid;
       }
@@ -118,7 +118,7 @@ Status cgroup_self_limits(CgroupLimits* out, std::string* err) {
     Status st = internal::file_read("/proc/self/cgroup", &cg, err);
     if (st == Status::kOk) st = internal::file_read("/proc/self/mountinfo", &mi, err);
     if (st == Status::kUnsupported) {
-      internal::set_err(err, "cgroup: /proc/self/cgroup or mountinfo does not exist");
+      internal::err_set(err, "cgroup: /proc/self/cgroup or mountinfo does not exist");
       return st;
     }
     if (st != Status::kOk) return st;
@@ -130,7 +130,7 @@ Status cgroup_self_limits(CgroupLimits* out, std::string* err) {
       if (st == Status::kOk) {
         any = true;
       } else if (st != Status::kUnsupported) {
-        internal::set_err(err, v2_err);
+        internal::err_set(err, v2_err);
         return st;
       }
     }
@@ -141,18 +141,18 @@ Status cgroup_self_limits(CgroupLimits* out, std::string* err) {
       if (st == Status::kOk) {
         any = true;
       } else if (st != Status::kUnsupported) {
-        internal::set_err(err, v1_err);
+        internal::err_set(err, v1_err);
         return st;
       }
     }
     if (!any) {
-      internal::set_err(err, v2_err.empty() ? v1_err : v2_err + "; " + v1_err);
+      internal::err_set(err, v2_err.empty() ? v1_err : v2_err + "; " + v1_err);
       return Status::kUnsupported;
     }
     *out = std::move(lim);
     return Status::kOk;
   } catch (const std::bad_alloc&) {
-    internal::set_err(err, "cgroup: out of memory");
+    internal::err_set(err, "cgroup: out of memory");
     return Status::kIoError;
   }
 }

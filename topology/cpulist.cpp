@@ -60,7 +60,7 @@ Status cpulist_parse(const std::string& text, std::vector<int>* out, std::string
         skip_space(text, &i);
         if (!number_parse(text, &i, &hi)) break;
         if (hi < lo) {
-          internal::set_err(err, "cpu list \"" + internal::one_line(text) + "\": reversed range");
+          internal::err_set(err, "cpu list \"" + internal::one_line(text) + "\": reversed range");
           return Status::kInvalid;
         }
         skip_space(text, &i);
@@ -80,12 +80,12 @@ Status cpulist_parse(const std::string& text, std::vector<int>* out, std::string
       if (text[i] != ',') break;
       ++i;
     }
-    internal::set_err(err, "cpu list \"" + internal::one_line(text) +
+    internal::err_set(err, "cpu list \"" + internal::one_line(text) +
                                "\": not a list of cpu numbers and ranges (0 to " +
                                std::to_string(kMaxCpu) + ")");
     return Status::kInvalid;
   } catch (const std::bad_alloc&) {
-    internal::set_err(err, "cpu list: out of memory");
+    internal::err_set(err, "cpu list: out of memory");
     return Status::kIoError;
   }
 }

@@ -28,13 +28,13 @@ Status file_read(const std::string& path, std::string* out, std::string* err) {
   if (fd < 0) {
     int e = errno;
     if (e == ENOENT || e == ENOTDIR) return Status::kUnsupported;
-    set_err(err, path + ": " + strerror(e));
+    err_set(err, path + ": " + strerror(e));
     return Status::kIoError;
   }
   struct stat info;
   if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
     ::close(fd);
-    set_err(err, path + ": not a regular file");
+    err_set(err, path + ": not a regular file");
     return Status::kIoError;
   }
   Status st = Status::kOk;
@@ -45,21 +45,21 @@ Status file_read(const std::string& path, std::string* out, std::string* err) {
       ssize_t n = ::read(fd, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
-        set_err(err, path + ": " + strerror(errno));
+        err_set(err, path + ": " + strerror(errno));
         st = Status::kIoError;
         break;
       }
       if (n == 0) break;
       text.append(buf, static_cast<size_t>(n));
       if (text.size() > kMaxFile) {
-        set_err(err, path + ": larger than expected");
+        err_set(err, path + ": larger than expected");
         st = Status::kInvalid;
         break;
       }
     }
     if (st == Status::kOk) *out = std::move(text);
   } catch (const std::bad_alloc&) {
-    set_err(err, path + ": out of memory");
+    err_set(err, path + ": out of memory");
     st = Status::kIoError;
   }
   ::close(fd);

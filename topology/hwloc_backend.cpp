@@ -127,7 +127,7 @@ bool hwloc_available() {
 Status hwloc_load(const std::string& spec, Machine* out, std::string* err) {
   const Api& a = api();
   if (!a.ok) {
-    set_err(err, "hwloc: " + a.why);
+    err_set(err, "hwloc: " + a.why);
     return Status::kUnsupported;
   }
   static const std::string kSynthetic = "synthetic:";
@@ -137,12 +137,12 @@ Status hwloc_load(const std::string& spec, Machine* out, std::string* err) {
   Topology topo(a);
   if (a.topology_init(&topo.t) != 0) {
     topo.t = nullptr;
-    set_err(err, source + ": hwloc_topology_init failed");
+    err_set(err, source + ": hwloc_topology_init failed");
     return Status::kIoError;
   }
   if (a.topology_set_flags(topo.t, flags_preferred()) != 0 &&
       a.topology_set_flags(topo.t, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) != 0) {
-    set_err(err, source + ": hwloc_topology_set_flags failed");
+    err_set(err, source + ": hwloc_topology_set_flags failed");
     return Status::kIoError;
   }
   // Caches are the bulk of a load on Linux and we group by package and core only.
@@ -150,7 +150,7 @@ Status hwloc_load(const std::string& spec, Machine* out, std::string* err) {
   a.topology_set_icache_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_NONE);
   if (synthetic) {
     if (a.topology_set_synthetic(topo.t, spec.c_str() + kSynthetic.size()) != 0) {
-      set_err(err, source + ": not a valid hwloc synthetic description");
+      err_set(err, source + ": not a valid hwloc synthetic description");
       return Status::kInvalid;
     }
   } else if (!spec.empty()) {
@@ -159,27 +159,27 @@ Status hwloc_load(const std::string& spec, Machine* out, std::string* err) {
     // hwloc's own message for an unreadable file is only on stderr; tell the two apart here.
     Status st = file_read(spec, &content, &read_err);
     if (st == Status::kUnsupported) {
-      set_err(err, source + ": no such file");
+      err_set(err, source + ": no such file");
       return Status::kIoError;
     }
     if (st != Status::kOk) {
-      set_err(err, source + ": " + read_err);
+      err_set(err, source + ": " + read_err);
       return st;
     }
     if (a.topology_set_xml(topo.t, spec.c_str()) != 0) {
-      set_err(err, source + ": not an hwloc XML topology");
+      err_set(err, source + ": not an hwloc XML topology");
       return Status::kInvalid;
     }
   }
   if (a.topology_load(topo.t) != 0) {
-    set_err(err, source + ": hwloc_topology_load failed" +
+    err_set(err, source + ": hwloc_topology_load failed" +
                      (spec.empty() || synthetic ? "" : " (not an hwloc XML topology?)"));
     return spec.empty() ? Status::kIoError : Status::kInvalid;
   }
 
   int depth = a.get_type_depth(topo.t, HWLOC_OBJ_PU);
   if (depth < 0) {
-    set_err(err, source + ": hwloc found no PU level");
+    err_set(err, source + ": hwloc found no PU level");
     return Status::kInvalid;
   }
   unsigned n = a.get_nbobjs_by_depth(topo.t, depth);

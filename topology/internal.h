@@ -79,7 +79,7 @@ std::string parent_of(const std::string& dir);
 // File content quoted in an error: one line, at most 64 characters.
 std::string one_line(const std::string& text);
 
-inline void set_err(std::string* err, const std::string& msg) {
+inline void err_set(std::string* err, const std::string& msg) {
   if (err) *err = msg;
 }
 

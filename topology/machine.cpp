@@ -13,13 +13,13 @@ namespace internal {
 Status machine_build(std::vector<PuInfo> pus, const std::string& source, Machine* out,
                      std::string* err) {
   if (pus.empty()) {
-    set_err(err, source + ": no processing units found");
+    err_set(err, source + ": no processing units found");
     return Status::kInvalid;
   }
   std::sort(pus.begin(), pus.end(), [](const PuInfo& a, const PuInfo& b) { return a.pu < b.pu; });
   for (size_t i = 1; i < pus.size(); ++i) {
     if (pus[i].pu == pus[i - 1].pu) {
-      set_err(err, source + ": PU " + std::to_string(pus[i].pu) + " listed twice");
+      err_set(err, source + ": PU " + std::to_string(pus[i].pu) + " listed twice");
       return Status::kInvalid;
     }
   }
@@ -92,7 +92,7 @@ Status machine_load(const std::string& spec, Machine* out, std::string* err) {
   try {
     if (!spec.empty()) {
       if (!internal::hwloc_available()) {
-        internal::set_err(err, "topology \"" + spec +
+        internal::err_set(err, "topology \"" + spec +
                                    "\": XML and synthetic topologies need hwloc "
                                    "(libhwloc.so.15), which cannot be loaded");
         return Status::kUnsupported;
@@ -100,7 +100,7 @@ Status machine_load(const std::string& spec, Machine* out, std::string* err) {
       static const std::string kSynthetic = "synthetic:";
       if (spec.compare(0, kSynthetic.size(), kSynthetic) == 0 &&
           synthetic_pus(spec.substr(kSynthetic.size())) > kMaxSyntheticPus) {
-        internal::set_err(err, "topology \"" + spec + "\": more than " +
+        internal::err_set(err, "topology \"" + spec + "\": more than " +
                                    std::to_string(kMaxSyntheticPus) + " PUs");
         return Status::kInvalid;
       }
@@ -111,10 +111,10 @@ Status machine_load(const std::string& spec, Machine* out, std::string* err) {
     if (st == Status::kOk) return st;
     std::string sysfs_err;
     st = internal::sysfs_load("/sys/devices/system/cpu", out, &sysfs_err);
-    if (st != Status::kOk) internal::set_err(err, hwloc_err + "; " + sysfs_err);
+    if (st != Status::kOk) internal::err_set(err, hwloc_err + "; " + sysfs_err);
     return st;
   } catch (const std::bad_alloc&) {
-    internal::set_err(err, "topology: out of memory");
+    internal::err_set(err, "topology: out of memory");
     return Status::kIoError;
   }
 }

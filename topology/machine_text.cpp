@@ -63,7 +63,7 @@ std::string machine_format(const Machine& m, const std::string& key) {
 Status machine_parse(const std::string& text, const std::string& key, Machine* out,
                      std::string* err) {
   auto bad = [&](const std::string& why) {
-    internal::set_err(err, "machine cache: " + why);
+    internal::err_set(err, "machine cache: " + why);
     return Status::kInvalid;
   };
   if (text.size() > (1u << 20)) return bad("larger than 1 MiB");

@@ -20,7 +20,7 @@ Status int_read(const std::string& path, long* v, std::string* err) {
   long x = strtol(s, &end, 10);
   while (end && (*end == '\n' || *end == ' ')) ++end;
   if (end == s || *end != '\0') {
-    set_err(err, path + ": not a number");
+    err_set(err, path + ": not a number");
     return Status::kInvalid;
   }
   *v = x;
@@ -35,7 +35,7 @@ Status sysfs_load(const std::string& root, Machine* out, std::string* err) {
   std::string online_path = root + "/online";
   Status st = file_read(online_path, &text, err);
   if (st == Status::kUnsupported) {
-    set_err(err, "sysfs: " + online_path + " does not exist");
+    err_set(err, "sysfs: " + online_path + " does not exist");
     return Status::kUnsupported;
   }
   if (st != Status::kOk) return st;

@@ -37,7 +37,7 @@ using dnnl::memory;
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
-void set_err(char* err, size_t len, const std::string& msg) {
+void err_set(char* err, size_t len, const std::string& msg) {
   if (!err || !len) return;
   snprintf(err, len, "%s", msg.c_str());
 }
@@ -587,7 +587,7 @@ void pwe_session_options_set_seed(pwe_session_options* o, uint64_t seed) {
 pwe_session* pwe_session_new(const void* model, size_t size, pwe_session_options* opts, char* err,
                              size_t errlen) {
   if (!model || !size) {
-    set_err(err, errlen, "empty model");
+    err_set(err, errlen, "empty model");
     return nullptr;
   }
   pwe_session_options defaults;
@@ -625,7 +625,7 @@ pwe_session* pwe_session_new(const void* model, size_t size, pwe_session_options
     ok = false;
   }
   if (!ok) {
-    set_err(err, errlen, e);
+    err_set(err, errlen, e);
     return nullptr;
   }
   return s.release();
@@ -668,7 +668,7 @@ int pwe_session_run(pwe_session* s, char* err, size_t errlen) {
   } catch (const std::exception& ex) {
     e = ex.what();
   }
-  if (!ok) set_err(err, errlen, e);
+  if (!ok) err_set(err, errlen, e);
   return ok ? 0 : -1;
 }
 

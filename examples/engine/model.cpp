@@ -77,7 +77,7 @@ bool read_tensor(std::string_view b, std::string* name, Tensor* t, std::string* 
   std::vector<float> floats;
   while (r.next(&f)) {
     if (f.number == 1) {
-      proto::read_int64s(f, [&](int64_t v) { t->dims.push_back(v); });
+      proto::int64s_read(f, [&](int64_t v) { t->dims.push_back(v); });
     } else if (f.number == 2 && f.wire == proto::kVarint) {
       dtype = static_cast<int32_t>(f.varint);
     } else if (f.number == 4) {
@@ -94,7 +94,7 @@ bool read_tensor(std::string_view b, std::string* name, Tensor* t, std::string* 
         floats.push_back(v);
       }
     } else if (f.number == 7) {  // int64_data
-      proto::read_int64s(f, [&](int64_t v) { floats.push_back(int_as_float(v)); });
+      proto::int64s_read(f, [&](int64_t v) { floats.push_back(int_as_float(v)); });
     } else if (f.number == 8 && f.wire == proto::kLen) {
       name->assign(f.bytes);
     } else if (f.number == 9 && f.wire == proto::kLen) {
