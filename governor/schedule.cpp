@@ -54,8 +54,8 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
 
   std::vector<uint32_t> waiting(n, 0);
   for (size_t v = 0; v < n; ++v) waiting[v] = static_cast<uint32_t>(g.ops[v].preds.size());
-  // First come, first served, as executors queue ready operators (no
-  // executor that parwidth governs orders them by the critical path).
+  // First come, first served (schedule.h: none of the executors parwidth
+  // governs orders ready operators by the critical path).
   std::vector<uint32_t> ready;
   for (size_t v = 0; v < n; ++v)
     if (waiting[v] == 0) ready.push_back(static_cast<uint32_t>(v));

@@ -31,11 +31,13 @@ struct CostGraph {
 // List scheduling over `pools` inter-op pools, each running one operator at a
 // time on a team of `intra` threads. When a pool is free it takes the ready
 // operator that became ready first (ties, and the graph's inputs, in index
-// order): first come, first served, as TensorFlow's, ONNX Runtime's and the
-// example engine's executors queue them; none orders them by the critical
-// path, and a plan predicted as if they did overrates pools on graphs with
-// one long branch (towers 12,6,6: 15 operator times instead of 12 on two
-// pools, as measured). An operator alone takes op_seconds();
+// order): first come, first served, as the example engine's executor queues
+// them. TensorFlow's and ONNX Runtime's executors are not strictly FIFO (the
+// thread that finishes an operator may run one successor itself, and their
+// pools' queues are per thread), but none orders ready operators by the
+// critical path either, and a plan predicted as if they did overrates pools
+// on graphs with one long branch (towers 12,6,6: 15 operator times instead
+// of 12 on two pools, as the engine measured). An operator alone takes op_seconds();
 // operators running together share the cores: while the running teams ask
 // for D > cores threads, a team of d gets cores x d / D cores, so it runs at
 // min(1, that / min(d, cores)) of its speed alone; and, since D threads on
