@@ -140,9 +140,9 @@ double op_seconds(const MachineModel& m, double flops, double bytes, int threads
   // once a process has more threads than cores, as every host with inter-op
   // workers has): each operator on a team wakes them, light operators too.
   const double wake = t > 1 ? m.wake_s : 0.0;
-  double compute = 0;
-  if (flops > 0 && !m.rows.empty()) {
-    const size_t col = static_cast<size_t>(t) - 1;
+  // The compute time of a team whose times are in column col of the rows.
+  auto compute_in = [&](size_t col) {
+    double compute = 0;
     auto at = [&](size_t k) {
       const std::vector<double>& s = m.rows[k].seconds;
       return s[std::min(col, s.size() - 1)];
@@ -169,6 +169,16 @@ double op_seconds(const MachineModel& m, double flops, double bytes, int threads
       }
       compute = std::clamp(v, s0 * flops / f0, s0);
     }
+    return compute;
+  };
+  double compute = 0;
+  if (flops > 0 && !m.rows.empty()) {
+    compute = compute_in(static_cast<size_t>(t) - 1);
+    // A team larger than the cores has no more compute than a team of the
+    // cores and more to synchronise: where a calibration measured it faster
+    // (a burst of the host's load on the fitting team's cell), the fitting
+    // team's time stands.
+    if (t > busy) compute = std::max(compute, compute_in(static_cast<size_t>(busy) - 1));
   }
   return m.op_overhead_s + std::max(compute, mem) + wake;
 }

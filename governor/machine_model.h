@@ -78,6 +78,8 @@ MachineModel builtin_model(int cores, const CpuTraits& cpu = {});
 // threads sleep between operators once a process has more threads than
 // cores, as hosts with inter-op workers do). Between calibrated sizes the
 // team's speed-up is interpolated on log(flops); beyond them it is clamped.
+// A team larger than the cores never computes faster than a team of the
+// cores (a calibration that measured it so met a burst of other load).
 // flops <= 0 costs the memory time and the overhead only.
 double op_seconds(const MachineModel& m, double flops, double bytes, int threads);
 

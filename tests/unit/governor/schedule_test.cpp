@@ -265,6 +265,25 @@ TEST(MachineModel, BuiltinIsMonotoneAndPenalisesOversubscription) {
   EXPECT_NEAR(op_seconds(m, 0, 8e9, 1), m.op_overhead_s + 1.0, 1e-9);
 }
 
+TEST(MachineModel, OversubscribedTeamIsNeverFasterThanTheCores) {
+  // A calibration whose 2-thread cell met other load: 3 and 4 threads on 2 cores look faster.
+  MachineModel m = two_cores(true);
+  m.rows[1].seconds = {1e6, 8e5, 6e5, 7e5};
+  EXPECT_NEAR(op_seconds(m, 1e6, 0, 2), 8e5, 1e-6);
+  EXPECT_NEAR(op_seconds(m, 1e6, 0, 3), 8e5, 1e-6);  // the fitting team's time stands
+  EXPECT_NEAR(op_seconds(m, 1e6, 0, 4), 8e5, 1e-6);
+  m.rows[1].seconds = {1e6, 5e5, 6e5, 7e5};  // measured slower: kept as measured
+  EXPECT_NEAR(op_seconds(m, 1e6, 0, 3), 6e5, 1e-6);
+  // So a chain's plan does not oversubscribe on such a calibration.
+  CostGraph chain;
+  chain.ops = {op(1e6), op(1e6, {0}), op(1e6, {1})};
+  m.rows[1].seconds = {1e6, 8e5, 6e5, 7e5};
+  const ModelChoice c = model_choose(chain, 2, 2, m);
+  ASSERT_GE(c.chosen, 0);
+  EXPECT_EQ(c.candidates[static_cast<size_t>(c.chosen)].pools, 1);
+  EXPECT_EQ(c.candidates[static_cast<size_t>(c.chosen)].intra, 2);
+}
+
 TEST(MachineModel, InterpolatesBetweenCalibratedSizes) {
   MachineModel m = two_cores(true);
   EXPECT_NEAR(op_seconds(m, 5e5, 0, 1), 5e5, 1e-3);
