@@ -5,7 +5,7 @@
 // each OpenMP team size 1..max_team (its threads bound one per core, as
 // `parwidth calibrate` sets OMP_PROC_BIND and OMP_PLACES; the team sizes
 // take turns batch by batch), prints the median time of one operator over
-// several timed batches; then the single-core streaming bandwidth and
+// several timed batches (the median of three passes over the sizes); then the single-core streaming bandwidth and
 // the latency of waking a sleeping thread on another core, and what signalling
 // one costs the signaller. Output lines (the body of a calibration file,
 // governor/machine_model.h):
@@ -258,12 +258,28 @@ int main(int argc, char** argv) {
   double wake_s = 0, notify_s = 0;
   wake_seconds(&wake_s, &notify_s);
   const SgemmFn sgemm = onednn_sgemm();
-  for (int n : {16, 32, 64, 128, 256, 384}) {
+  // Three passes over the sizes, each cell the median of its passes: a burst
+  // of the host's load that outlasts one size's rounds (a shared host that
+  // takes a vCPU away stalls every team of two or more at its barriers, for
+  // a tenth of a second or more) lands in one pass, not in the result.
+  constexpr int kPasses = 3;
+  const std::vector<int> sizes = {16, 32, 64, 128, 256, 384};
+  std::vector<std::vector<std::vector<double>>> cells(sizes.size());  // [size][pass][team]
+  for (int pass = 0; pass < kPasses; ++pass)
+    for (size_t i = 0; i < sizes.size(); ++i)
+      cells[i].push_back(time_op(sgemm, sizes[i], max_team, cell));
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const double n = sizes[i];
     printf("size %.6g", 2.0 * n * n * n);
-    for (double s : time_op(sgemm, n, max_team, cell)) printf(" %.6g", s);
+    for (size_t k = 0; k < static_cast<size_t>(max_team); ++k) {
+      std::vector<double> v;
+      v.reserve(kPasses);
+      for (const std::vector<double>& p : cells[i]) v.push_back(p[k]);
+      printf(" %.6g", median(v));
+    }
     printf("\n");
-    fflush(stdout);
   }
+  fflush(stdout);
   printf("bytes_per_s %.6g\n", stream_bytes_per_s());
   printf("wake_s %.6g\n", wake_s);
   printf("notify_s %.6g\n", notify_s);
