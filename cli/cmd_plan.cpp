@@ -31,7 +31,7 @@ struct Common {
 
 // Returns -1 to continue, else an exit code.
 int common_args_parse(const char* who, int argc, char** argv, bool allow_plan_flags,
-                 void (*usage)(FILE*), Common* c) {
+                      void (*usage)(FILE*), Common* c) {
   std::vector<std::string> warns;
   c->opt = pw::opt::options_parse(env_get, &warns);
   for (const std::string& w : warns) fprintf(stderr, "parwidth: warning: %s\n", w.c_str());
@@ -109,7 +109,8 @@ int plan_or_fail(const Common& c, pw::planning::Planned* p) {
 
 int pw_cmd_plan(int argc, char** argv) {
   Common c;
-  if (int rc = common_args_parse("parwidth plan", argc, argv, true, plan_usage, &c); rc >= 0) return rc;
+  if (int rc = common_args_parse("parwidth plan", argc, argv, true, plan_usage, &c); rc >= 0)
+    return rc;
   pw::planning::Planned p;
   if (!c.opt.model.empty()) {
     // Here a person asked for this model: an unreadable one is an error, not a warning.
@@ -171,7 +172,8 @@ int pw_cmd_plan(int argc, char** argv) {
 
 int pw_cmd_topo(int argc, char** argv) {
   Common c;
-  if (int rc = common_args_parse("parwidth topo", argc, argv, false, topo_usage, &c); rc >= 0) return rc;
+  if (int rc = common_args_parse("parwidth topo", argc, argv, false, topo_usage, &c); rc >= 0)
+    return rc;
   pw::planning::Planned p;
   if (int rc = plan_or_fail(c, &p)) return rc;
   const std::vector<pw::cli::OptionalLibrary> libs = pw::cli::optional_libraries_probe();

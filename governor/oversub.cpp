@@ -156,9 +156,9 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
   if (in_ && !advised_ && (cap_ <= 1 || cfg_.fixed_pools)) {
     advised_ = true;
     OversubAction& a = base(ActionKind::kAdvice);
-    const char* why = cfg_.fixed_pools ? "framework thread pools cannot be resized at run time"
-                      : cfg_.omp_cap == 0  ? "OpenMP teams are not capped in this process"
-                                           : "the OpenMP team cap is already 1";
+    const char* why = cfg_.fixed_pools    ? "framework thread pools cannot be resized at run time"
+                      : cfg_.omp_cap == 0 ? "OpenMP teams are not capped in this process"
+                                          : "the OpenMP team cap is already 1";
     if (children > 0.05)
       snprintf(a.text, sizeof a.text,
                "still %.2f waiting per CPU, %s; child processes use %.1f CPUs: start fewer "

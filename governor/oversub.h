@@ -28,8 +28,8 @@
 namespace pw::gov {
 
 struct OversubConfig {
-  double budget_cpus = 1;          // CPUs this process may use (cores of its budget, or the quota)
-  int omp_cap = 0;                 // the planned OpenMP team cap; 0 = OpenMP teams are not capped
+  double budget_cpus = 1;  // CPUs this process may use (cores of its budget, or the quota)
+  int omp_cap = 0;         // the planned OpenMP team cap; 0 = OpenMP teams are not capped
   // The process runs framework thread pools that cannot be resized at run time (TensorFlow
   // and ONNX Runtime sessions): the advice names them.
   bool fixed_pools = false;

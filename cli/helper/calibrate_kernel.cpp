@@ -5,10 +5,9 @@
 // each OpenMP team size 1..max_team (its threads bound one per core, as
 // `parwidth calibrate` sets OMP_PROC_BIND and OMP_PLACES; the team sizes
 // take turns batch by batch), prints the median time of one operator over
-// several timed batches (the median of three passes over the sizes); then the single-core streaming bandwidth and
-// the latency of waking a sleeping thread on another core, and what signalling
-// one costs the signaller. Output lines (the body of a calibration file,
-// governor/machine_model.h):
+// several timed batches (the median of three passes over the sizes); then the single-core streaming
+// bandwidth and the latency of waking a sleeping thread on another core, and what signalling one
+// costs the signaller. Output lines (the body of a calibration file, governor/machine_model.h):
 //   size <flops> <seconds at 1 thread> ... <seconds at max_team threads>
 //   bytes_per_s <bytes per second>
 //   wake_s <seconds>
@@ -92,7 +91,7 @@ std::vector<double> time_op(SgemmFn sgemm, int n, int max_team, double budget_s)
   for (size_t k = 0; k < teams; ++k) {
     const int team = static_cast<int>(k) + 1;
     matmul(sgemm, a.data(), b.data(), c.data(), n, team);  // warm: pages, the team's threads
-    for (;;) {  // a batch long enough to time
+    for (;;) {                                             // a batch long enough to time
       const double t0 = now_s();
       for (int r = 0; r < batch[k]; ++r) matmul(sgemm, a.data(), b.data(), c.data(), n, team);
       if (now_s() - t0 >= 3e-3 || batch[k] >= (1 << 20)) break;

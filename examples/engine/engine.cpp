@@ -6,12 +6,12 @@
 #include <omp.h>
 #include <sched.h>
 
+#include <array>
 #include <cfloat>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
-#include <array>
 #include <deque>
 #include <functional>
 #include <memory>
