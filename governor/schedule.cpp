@@ -56,7 +56,8 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
   for (size_t v = 0; v < n; ++v) waiting[v] = static_cast<uint32_t>(g.ops[v].preds.size());
   // First come, first served (schedule.h: none of the executors parwidth
   // governs orders ready operators by the critical path).
-  std::vector<uint32_t> ready;
+  std::vector<uint32_t> ready;  // append-only; ready[head..] wait, in order
+  size_t head = 0;
   for (size_t v = 0; v < n; ++v)
     if (waiting[v] == 0) ready.push_back(static_cast<uint32_t>(v));
 
@@ -79,8 +80,8 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
   double now = 0;
   size_t done = 0;
   while (done < n) {
-    while (static_cast<int>(running.size()) < pools && !ready.empty()) {
-      const auto best = ready.begin();
+    while (static_cast<int>(running.size()) < pools && head < ready.size()) {
+      const uint32_t next = ready[head++];
       int pool = -1;
       for (int q = 0; q < pools && pool < 0; ++q)
         if (!busy[static_cast<size_t>(q)] && awake[static_cast<size_t>(q)]) pool = q;
@@ -88,14 +89,13 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
       for (int q = 0; q < pools && pool < 0; ++q)
         if (!busy[static_cast<size_t>(q)]) pool = q;
       busy[static_cast<size_t>(pool)] = 1;
-      const bool costs = !g.ops[*best].folded;
+      const bool costs = !g.ops[next].folded;
       // The executor's per-operator bookkeeping (dequeue, successor counts,
       // notify) runs under its one lock: pools take turns at it.
-      const double dispatch = costs ? std::min(m.op_overhead_s, alone[*best]) : 0.0;
+      const double dispatch = costs ? std::min(m.op_overhead_s, alone[next]) : 0.0;
       const double extra = (wake && costs ? m.wake_s : 0.0) + owed[static_cast<size_t>(pool)];
       owed[static_cast<size_t>(pool)] = 0;
-      running.push_back({*best, pool, dispatch, alone[*best] - dispatch + extra});
-      ready.erase(best);
+      running.push_back({next, pool, dispatch, alone[next] - dispatch + extra});
     }
     // Pools left without work fall asleep.
     std::fill(awake.begin(), awake.end(), 0);
