@@ -48,6 +48,11 @@ int options_scan(const char* who, int argc, char** argv, const std::vector<Optio
                  void (*usage)(FILE*), int* rest = nullptr,
                  std::vector<std::string>* positionals = nullptr);
 
+// The process's environment, as the options' lookup (opt::EnvLookup) takes it.
+inline const char* env_get(const char* name) {
+  return std::getenv(name);
+}
+
 inline bool count_parse(const std::string& s, int lo, int hi, int* out) {
   char* end = nullptr;
   const long v = std::strtol(s.c_str(), &end, 10);

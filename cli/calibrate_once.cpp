@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/calibrate.h"
+#include "cli/locate.h"
 #include "preload/cache.h"
 
 namespace pw::cli {
@@ -18,13 +19,8 @@ bool calibrate_if_missing(const planning::Planned& p, const std::string& dir, st
   if (calibration_stored(p, dir)) return true;
   // Without the helper (a build without OpenMP) there is nothing to run: the
   // built-in model plans, as documented, without a warning at every run.
-  char exe[4096];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return false;
-  exe[n] = '\0';
-  std::string helper(exe);
-  helper.resize(helper.rfind('/') + 1);
-  if (access((helper + "parwidth-calibrate").c_str(), X_OK) != 0) return false;
+  const std::string helper = calibration_helper_path();
+  if (helper.empty() || access(helper.c_str(), X_OK) != 0) return false;
   if (!cache::dir_make(dir, why)) return false;
   // Ranks of one job started together calibrate once: the others wait here and
   // then find the calibration stored.

@@ -13,29 +13,16 @@
 #include "cli/args.h"
 #include "cli/calibrate.h"
 #include "cli/commands.h"
+#include "cli/locate.h"
 #include "preload/cache.h"
 #include "preload/planning.h"
 
 namespace pw::cli {
 namespace {
 
-const char* env_get(const char* n) {
-  return getenv(n);
-}
-
-std::string helper_path() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  buf[n] = '\0';
-  std::string dir(buf);
-  dir.resize(dir.rfind('/') + 1);
-  return dir + "parwidth-calibrate";
-}
-
 // Runs the helper ungoverned (no preload in its environment) and collects stdout.
 bool helper_run(int max_team, std::string* out, std::string* why) {
-  const std::string path = helper_path();
+  const std::string path = calibration_helper_path();
   if (path.empty() || access(path.c_str(), X_OK) != 0) {
     *why = "helper " + path + " not found (built with OpenMP only)";
     return false;

@@ -18,10 +18,6 @@
 
 namespace {
 
-const char* env_get(const char* n) {
-  return getenv(n);
-}
-
 // Options from the environment, then the command line on top.
 struct Common {
   pw::opt::Options opt;
@@ -33,7 +29,7 @@ struct Common {
 int common_args_parse(const char* who, int argc, char** argv, bool allow_plan_flags,
                       void (*usage)(FILE*), Common* c) {
   std::vector<std::string> warns;
-  c->opt = pw::opt::options_parse(env_get, &warns);
+  c->opt = pw::opt::options_parse(pw::cli::env_get, &warns);
   for (const std::string& w : warns) fprintf(stderr, "parwidth: warning: %s\n", w.c_str());
   namespace cl = pw::cli;
   std::vector<cl::Option> opts = {cl::flag("--json", &c->json), cl::flag("--smt", &c->opt.smt),
@@ -97,7 +93,7 @@ void budget_text_print(const pw::planning::Planned& p) {
 
 int plan_or_fail(const Common& c, pw::planning::Planned* p) {
   std::string err;
-  if (!pw::planning::plan_process(c.opt, env_get, nullptr, p, &err)) {
+  if (!pw::planning::plan_process(c.opt, pw::cli::env_get, nullptr, p, &err)) {
     fprintf(stderr, "parwidth: error: %s\n", err.c_str());
     return 2;
   }
@@ -128,7 +124,7 @@ int pw_cmd_plan(int argc, char** argv) {
   // Calibrate once per machine and budget when the model would plan here.
   if (!c.no_calibrate && c.opt.topology.empty() && p.plan.source == "model" &&
       !p.calibration_found) {
-    const std::string dir = pw::cache::cache_dir(env_get);
+    const std::string dir = pw::cache::cache_dir(pw::cli::env_get);
     std::string path, err;
     if (pw::cli::calibrate_budget(p, dir, true, &path, &err)) {
       pw::planning::Planned again;

@@ -41,10 +41,6 @@ void usage(FILE* f) {
       f);
 }
 
-const char* env_get(const char* n) {
-  return getenv(n);
-}
-
 }  // namespace
 
 int pw_cmd_plans(int argc, char** argv) {
@@ -70,7 +66,7 @@ int pw_cmd_plans(int argc, char** argv) {
     fprintf(stderr, "parwidth plans: error: --all goes with --forget\n");
     return 2;
   }
-  const std::string dir = pw::cache::cache_dir(env_get);
+  const std::string dir = pw::cache::cache_dir(pw::cli::env_get);
   const std::vector<pw::cache::PlanFile> files =
       pw::cache::plan_files(dir, static_cast<int64_t>(time(nullptr)));
 
@@ -121,10 +117,10 @@ int pw_cmd_plans(int argc, char** argv) {
   std::string machine, budget;
   {
     std::vector<std::string> warns;
-    const pw::opt::Options o = pw::opt::options_parse(env_get, &warns);
+    const pw::opt::Options o = pw::opt::options_parse(pw::cli::env_get, &warns);
     pw::planning::Planned p;
     std::string err;
-    if (pw::planning::plan_process(o, env_get, nullptr, &p, &err)) {
+    if (pw::planning::plan_process(o, pw::cli::env_get, nullptr, &p, &err)) {
       machine = pw::cache::machine_id(p.machine);
       budget = pw::cache::budget_id(p.budget);
     }

@@ -60,7 +60,7 @@ void usage(FILE* f) {
 // Calibrates this machine and budget once, before CMD, when the model may plan
 // there and no calibration is stored. Problems are warnings: CMD runs anyway.
 void calibrate_first() {
-  const pw::opt::EnvLookup env = [](const char* n) { return static_cast<const char*>(getenv(n)); };
+  const pw::opt::EnvLookup env = pw::cli::env_get;
   std::vector<std::string> warns;
   pw::opt::Options o = pw::opt::options_parse(env, &warns);
   o.model.clear();  // the budget is all that is needed: no graph read here

@@ -208,13 +208,10 @@ int pw_cmd_sweep(int argc, char** argv) {
   const bool json = command.json;
   // The budget the preload will see (same options, same process tree).
   std::vector<std::string> warns;
-  pw::opt::Options opt = pw::opt::options_parse(
-      [](const char* n) { return static_cast<const char*>(getenv(n)); }, &warns);
+  pw::opt::Options opt = pw::opt::options_parse(pw::cli::env_get, &warns);
   pw::planning::Planned planned;
   std::string err;
-  if (!pw::planning::plan_process(
-          opt, [](const char* n) { return static_cast<const char*>(getenv(n)); }, nullptr, &planned,
-          &err)) {
+  if (!pw::planning::plan_process(opt, pw::cli::env_get, nullptr, &planned, &err)) {
     fprintf(stderr, "parwidth sweep: error: %s\n", err.c_str());
     return 2;
   }

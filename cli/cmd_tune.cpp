@@ -158,7 +158,7 @@ int pw_cmd_tune(int argc, char** argv) {
   const cl::Metric& re = command.metric;
   const std::string& so = command.so;
   const bool json = command.json;
-  const pw::opt::EnvLookup env = [](const char* n) { return static_cast<const char*>(getenv(n)); };
+  const pw::opt::EnvLookup env = cl::env_get;
   std::vector<std::string> warns;
   const pw::opt::Options opt = pw::opt::options_parse(env, &warns);
   if (!opt.topology.empty()) {

@@ -15,4 +15,11 @@ std::string preload_library_find(const std::string& given);
 // Where the layout rule puts the preload for this program, not resolved.
 std::string default_preload_path();
 
+// The directory of this program's real path (/proc/self/exe); "" if unreadable.
+std::string program_dir();
+
+// The calibration helper's path, beside this program (it is absent from a
+// build without OpenMP); "" if this program's path is unreadable.
+std::string calibration_helper_path();
+
 }  // namespace pw::cli

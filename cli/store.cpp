@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/args.h"
 #include "graph/json_value.h"
 #include "preload/cache.h"
 
@@ -49,9 +50,7 @@ bool measured_save(const planning::Planned& p, const std::string& fingerprint,
   s.graph = fingerprint;
   s.plan = m;
   s.plan.version = version();
-  return cache::measured_store(
-      cache::cache_dir([](const char* n) { return static_cast<const char*>(getenv(n)); }), s, path,
-      why);
+  return cache::measured_store(cache::cache_dir(env_get), s, path, why);
 }
 
 const char* version() {
