@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli/args.h"
+#include "cli/budget.h"
 #include "cli/calibrate.h"
 #include "cli/commands.h"
 #include "cli/locate.h"
@@ -139,11 +140,9 @@ int pw_cmd_calibrate(int argc, char** argv) {
                                            pw::cli::Ends::kNoRest, usage);
       rc >= 0)
     return rc;
-  std::vector<std::string> warns;
-  const pw::opt::Options o = pw::opt::options_parse(pw::cli::env_get, &warns);
   pw::planning::Planned p;
   std::string err;
-  if (!pw::planning::plan_process(o, pw::cli::env_get, nullptr, &p, &err)) {
+  if (!pw::cli::budget_plan(&p, &err)) {
     fprintf(stderr, "parwidth: error: %s\n", err.c_str());
     return 1;
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/args.h"
+#include "cli/budget.h"
 #include "cli/commands.h"
 #include "preload/cache.h"
 #include "preload/json.h"
@@ -116,11 +117,9 @@ int pw_cmd_plans(int argc, char** argv) {
   // Which ones are for this machine and budget (those a governed run here uses).
   std::string machine, budget;
   {
-    std::vector<std::string> warns;
-    const pw::opt::Options o = pw::opt::options_parse(pw::cli::env_get, &warns);
     pw::planning::Planned p;
     std::string err;
-    if (pw::planning::plan_process(o, pw::cli::env_get, nullptr, &p, &err)) {
+    if (pw::cli::budget_plan(&p, &err)) {
       machine = pw::cache::machine_id(p.machine);
       budget = pw::cache::budget_id(p.budget);
     }

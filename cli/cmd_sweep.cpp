@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "cli/args.h"
+#include "cli/budget.h"
 #include "cli/commands.h"
 #include "cli/locate.h"
 #include "cli/measure.h"
@@ -206,12 +207,10 @@ int pw_cmd_sweep(int argc, char** argv) {
   const cl::Metric& re = command.metric;
   const std::string& so = command.so;
   const bool json = command.json;
-  // The budget the preload will see (same options, same process tree).
-  std::vector<std::string> warns;
-  pw::opt::Options opt = pw::opt::options_parse(pw::cli::env_get, &warns);
+  // The budget the preload will see.
   pw::planning::Planned planned;
   std::string err;
-  if (!pw::planning::plan_process(opt, pw::cli::env_get, nullptr, &planned, &err)) {
+  if (!cl::budget_plan(&planned, &err)) {
     fprintf(stderr, "parwidth sweep: error: %s\n", err.c_str());
     return 2;
   }

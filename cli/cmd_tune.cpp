@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cli/args.h"
+#include "cli/budget.h"
 #include "cli/commands.h"
 #include "cli/locate.h"
 #include "cli/measure.h"
@@ -158,18 +159,17 @@ int pw_cmd_tune(int argc, char** argv) {
   const cl::Metric& re = command.metric;
   const std::string& so = command.so;
   const bool json = command.json;
-  const pw::opt::EnvLookup env = cl::env_get;
-  std::vector<std::string> warns;
-  const pw::opt::Options opt = pw::opt::options_parse(env, &warns);
+  pw::opt::Options opt;
+  pw::planning::Planned planned;
+  std::string err;
+  const bool budgeted = cl::budget_plan(&planned, &err, &opt);
   if (!opt.topology.empty()) {
     fprintf(stderr,
             "parwidth tune: error: PARWIDTH_TOPOLOGY describes another machine; tuning "
             "measures this one\n");
     return 2;
   }
-  pw::planning::Planned planned;
-  std::string err;
-  if (!pw::planning::plan_process(opt, env, nullptr, &planned, &err)) {
+  if (!budgeted) {
     fprintf(stderr, "parwidth tune: error: %s\n", err.c_str());
     return 2;
   }
