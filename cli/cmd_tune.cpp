@@ -155,10 +155,6 @@ int pw_cmd_tune(int argc, char** argv) {
                            usage, &command);
       rc >= 0)
     return rc;
-  char** const cmd = command.cmd;
-  const cl::Metric& re = command.metric;
-  const std::string& so = command.so;
-  const bool json = command.json;
   pw::opt::Options opt;
   pw::planning::Planned planned;
   std::string err;
@@ -207,7 +203,7 @@ int pw_cmd_tune(int argc, char** argv) {
   {
     std::string out, why;
     double secs = 0;
-    if (!pw::cli::run_once(cmd, learn, so, log_fd, &out, &secs, &why))
+    if (!pw::cli::run_once(command.cmd, learn, command.so, log_fd, &out, &secs, &why))
       return fail("the first governed run failed: " + why);
   }
   pw::cli::ReportPlan rp;
@@ -251,11 +247,11 @@ int pw_cmd_tune(int argc, char** argv) {
         if (log_fd >= 0)
           dprintf(log_fd, "=== %s, round %d, run %zu\n", label(c).c_str(), round,
                   c.runs.size() + 1);
-        if (!pw::cli::run_once(cmd, spec, so, log_fd, &out, &secs, &why))
+        if (!pw::cli::run_once(command.cmd, spec, command.so, log_fd, &out, &secs, &why))
           return fail("run failed: " + label(c) + ": " + why);
-        if (!re.value(out, secs, &value))
-          return fail("run failed: " + label(c) + ": no match for --metric '" + re.pattern() +
-                      "' in its output");
+        if (!command.metric.value(out, secs, &value))
+          return fail("run failed: " + label(c) + ": no match for --metric '" +
+                      command.metric.pattern() + "' in its output");
         if (c.runs.empty()) ++measured;
         c.runs.push_back(value);
         durations.push_back(secs);
@@ -293,7 +289,7 @@ int pw_cmd_tune(int argc, char** argv) {
   m.runs = static_cast<int>(b.runs.size());
   m.created = static_cast<int64_t>(time(nullptr));
   m.by = "tune";
-  m.metric = re.describe();
+  m.metric = command.metric.describe();
   std::string path;
   if (!pw::cli::measured_save(planned, rp.fingerprint, m, &path, &err)) {
     fprintf(stderr, "parwidth tune: error: cannot store the plan: %s\n", err.c_str());
@@ -302,13 +298,13 @@ int pw_cmd_tune(int argc, char** argv) {
   dir_remove(dir);
 
   const Candidate& first = cands[0];
-  if (json) {
+  if (command.json) {
     pw::json::Writer w;
     w.begin_object();
     w.key("fingerprint").value(rp.fingerprint);
     w.key("graph_source").value(rp.graph_source);
     w.key("cores").value(cores);
-    w.key("metric").value(re.describe());
+    w.key("metric").value(command.metric.describe());
     w.key("predicted").begin_object();
     w.key("pools").value(first.pools).key("intra").value(first.intra);
     w.key("source").value(rp.source).end_object();
@@ -355,6 +351,6 @@ int pw_cmd_tune(int argc, char** argv) {
   }
   if (out_of_time) printf("the budget (%.0f s) ended the search in round %d\n", budget_s, round);
   printf("stored: pools=%d intra=%d, median %.6g %s over %d runs (%s)\n", m.pools, m.intra,
-         m.seconds, re.wall() ? "s" : "(--metric)", m.runs, path.c_str());
+         m.seconds, command.metric.wall() ? "s" : "(--metric)", m.runs, path.c_str());
   return 0;
 }
