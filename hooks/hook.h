@@ -4,7 +4,7 @@
 //   1. In a hooks/*.cpp:   PW_HOOK(ret, name, (params...)) { ... PW_REAL(name)(args...) ... }
 //      The signature is checked against the hook's declared type (hooks/abi.h
 //      for names no system header declares): a wrong one does not compile.
-//   2. In hooks/bind_list.h: one PW_BIND_* line saying how to find the original.
+//   2. In hooks/bind_list.h: one PW_BIND(name, glibc version or nullptr) line.
 //   3. In hooks/exports.map: the name, so the version script exports it; and a test.
 // To call a host function without interposing it (TF_NewStatus, kmp_set_defaults):
 // its prototype in hooks/abi.h, one PW_CALL line in hooks/call_list.h, and
