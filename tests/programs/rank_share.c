@@ -103,13 +103,15 @@ int main(int argc, char** argv) {
         char* v = line + 18;
         v += strspn(v, " \t");
         v[strcspn(v, "\n")] = '\0';
-        if (n < sizeof out) n += (size_t)snprintf(out + n, sizeof out - n, "task %s %s\n", e->d_name, v);
+        if (n < sizeof out)
+          n += (size_t)snprintf(out + n, sizeof out - n, "task %s %s\n", e->d_name, v);
       }
     }
     fclose(f);
   }
   if (d) closedir(d);
-  if (n < sizeof out) n += (size_t)snprintf(out + n, sizeof out - n, "child %s\nteam %d\n", child_list, team);
+  if (n < sizeof out)
+    n += (size_t)snprintf(out + n, sizeof out - n, "child %s\nteam %d\n", child_list, team);
 
   FILE* f = fopen(argv[1], "w");
   if (!f || fwrite(out, 1, n < sizeof out ? n : sizeof out, f) == 0 || fclose(f) != 0) return 1;
