@@ -79,7 +79,12 @@ struct Runtime {
   int node_changes = 0;
   unsigned child_checks = 0;     // membership ticks, for a look at its children every fifth
   uint64_t node_refresh_ns = 0;  // when our entry was last rewritten (monitor time)
-  bool omp_capping = false;      // the team cap is ours (not the user's OMP_NUM_THREADS)
+  // Monitor samples seen as a member, and the members the last scan listed,
+  // each with the last sample that listed it: a re-division says how many
+  // samples after a member's last listing it came.
+  uint64_t node_samples = 0;
+  std::vector<std::pair<long, uint64_t>> node_listed;
+  bool omp_capping = false;  // the team cap is ours (not the user's OMP_NUM_THREADS)
   // Each governed thread's tid, under a key whose destructor retires its record.
   pthread_key_t thread_key{};
   bool thread_key_made = false;
@@ -325,7 +330,8 @@ int repin_threads(Runtime& r, const gov::Plan& p) {
 // Puts a node share in force. At activation only the budget and plan change
 // (no thread exists yet); later the running process shrinks or grows: new
 // plan for new threads, existing threads re-pinned, OpenMP cap, monitor budget.
-void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation) {
+void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation,
+                const std::string& when = std::string()) {
   if (share.cpus.empty() || share.cpus == r.node_cpus) return;
   r.node_cpus = share.cpus;
   topo::Budget b = budget_narrow(r.full_budget, share.cpus);
@@ -357,7 +363,8 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation) {
     framework_note("node", "cores", list, true,
                    share.note + "; " + std::to_string(moved) + " threads re-pinned, " +
                        (r.omp_capping ? "OpenMP cap " + std::to_string(p.threads)
-                                      : std::string("OpenMP not capped")));
+                                      : std::string("OpenMP not capped")) +
+                       when);
 }
 
 // Rewrites our entry when what `parwidth node` shows of us changed: the plan
@@ -497,6 +504,25 @@ bool children_are_ranks() {
   return found;
 }
 
+// Records which members this sample's scan lists; returns, for the report,
+// "; at member sample N" and each member gone since the last scan with the
+// last sample that listed it.
+std::string node_listing_change(Runtime& r, const std::vector<gov::NodeMember>& members,
+                                uint64_t sample) {
+  std::string gone;
+  for (const auto& [pid, last] : r.node_listed) {
+    bool listed = false;
+    for (const gov::NodeMember& m : members) listed = listed || m.pid == pid;
+    if (!listed)
+      gone += (gone.empty() ? "" : ", ") + std::to_string(pid) + " last listed at sample " +
+              std::to_string(last);
+  }
+  r.node_listed.clear();
+  for (const gov::NodeMember& m : members) r.node_listed.emplace_back(m.pid, sample);
+  return "; at member sample " + std::to_string(sample) +
+         (gone.empty() ? std::string() : "; gone: " + gone);
+}
+
 // On the monitor thread, every sample: join or leave by demand, and follow
 // members that arrived or left.
 void node_tick(uint64_t t_ns, double busy_cpus) {
@@ -537,9 +563,16 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
       membership_note(*r, "left", step.why, t_ns);
       return;
     }
+    if (!was) {
+      r->node_listed.clear();
+      return;
+    }
+    const uint64_t sample = ++r->node_samples;
     node::ScanResult s;
-    if (was && r->node.scan(&s)) node_apply(*r, gov::node_share(s.members, s.self), false);
-    if (was) node_entry_refresh(*r, t_ns);
+    if (r->node.scan(&s))
+      node_apply(*r, gov::node_share(s.members, s.self), false,
+                 node_listing_change(*r, s.members, sample));
+    node_entry_refresh(*r, t_ns);
   } catch (...) {
   }
 }

@@ -289,6 +289,17 @@ def test_idle_member_gives_its_share_back_and_rejoins(toggle, tmp_path):
     notes = [(f["value"], f["why"]) for f in ra["frameworks"] if f["name"] == "membership"]
     assert [v for v, _ in notes][:3] == ["joined", "left", "joined"], notes
     assert "idle" in notes[1][1] and "s after" in notes[1][1]
+    # B took every core within 2 of its monitor periods of A's leaving, counted in B's own
+    # samples (not in seconds, which a loaded machine stretches): the re-division came at
+    # sample N, and the last sample whose registry scan still listed A was M.
+    rb = load(tmp_path / "b.json")
+    grown = [f["why"] for f in rb["frameworks"] if f["name"] == "node"
+             and cpu_list(f["value"]) == FULL and f" {a.pid} last listed" in f["why"]]
+    assert grown, [f for f in rb["frameworks"] if f["name"] == "node"]
+    m = re.search(rf"at member sample (\d+); gone: (?:.*, )?{a.pid} last listed at sample (\d+)",
+                  grown[0])
+    assert m, grown[0]
+    assert 1 <= int(m.group(1)) - int(m.group(2)) <= 2, grown[0]
 
 
 @needs_two_cpus
