@@ -6,7 +6,8 @@ PW_STRESS=full runs the sizes of the issue (200k threads, 2000 idle
 threads, ...; several minutes); the default is the short form that
 scripts/test runs.
 
-Run: PW_BUILD=build python -m pytest tests/stress
+Run: PW_BUILD=build python -m pytest tests/stress (PW_BUILD=build-tsan, a
+PARWIDTH_TSAN=ON build: the same under ThreadSanitizer, as scripts/test runs it)
 """
 import os
 import subprocess
@@ -19,6 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from test_core import BIN, LIB, clean_env  # noqa: E402
 
 FULL = os.environ.get("PW_STRESS") == "full"
+# PW_BUILD=build-tsan: the library and the programs built with ThreadSanitizer
+# (scripts/test runs the suite so too); a race report changes the exit status.
+TSAN = b"libtsan" in subprocess.run(["readelf", "-d", str(LIB)], capture_output=True).stdout
 
 
 def size(short, full):
@@ -48,6 +52,8 @@ def test_thread_churn(tmp_path):
     same([BIN / "thread_churn", n], tmp_path, REPORT=tmp_path / "r.json")
 
 
+@pytest.mark.skipif(TSAN, reason="ThreadSanitizer cannot start a thread in the child of a "
+                    "multi-threaded fork, which fork_storm's children do bare too")
 def test_fork_storm_from_many_threads(tmp_path):
     g = same([BIN / "fork_storm", size(4, 16), size(10, 50)], tmp_path)
     assert g.stdout.startswith("ok ")
@@ -58,6 +64,9 @@ def test_idle_threads(tmp_path):
 
 
 def test_dlopen_dlclose_of_openmp_plugins(tmp_path):
+    if TSAN:
+        pytest.skip("the OpenMP plug-ins are built only without ThreadSanitizer: libgomp and "
+                    "libomp are not instrumented, so TSan would not see their synchronisation")
     a, b = (BIN.parent / "lib" / f"libpw_sum_{x}.so" for x in "ab")
     if not a.exists():
         pytest.skip("no clang: libpw_sum_a.so not built")
