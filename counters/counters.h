@@ -156,7 +156,7 @@ struct SamplerOptions {
   const char* papi_library = nullptr;   // nullptr = "libpapi.so.7.0"; a test may pass a bogus name
   std::string* papi_verdict = nullptr;  // Papi::open's verdict (nullptr: none)
   unsigned detail_every = 10;           // per-thread cpu + affinity every Nth sample; 0 = never
-  size_t max_threads = 1024;            // capacity of the per-thread tables, allocated at start
+  size_t max_threads = 1024;            // capacity of the per-thread tables (made by the thread)
 };
 
 // One sampling interval. Deltas are over [t_ns - dt_ns, t_ns]; counts of threads that exited
@@ -208,7 +208,8 @@ class Sampler {
   // With use_papi, opens the counters first, on the calling thread (Papi::open: only if it is the
   // process's only thread). Then starts the thread "parwidth-mon" with every signal blocked (the
   // host's handlers never run on it). create may be nullptr (= pthread_create).
-  // kBusy if running; kError if the thread or its buffers could not be made.
+  // kBusy if running; kError if the thread could not be made. Its per-thread
+  // tables are allocated on that thread (out of memory there: it takes no samples).
   Status start(const SamplerOptions& opt, ThreadCreateFn create, SampleFn fn, void* user);
   // Wakes the thread (condition variable), joins it, closes PAPI. Returns within about one
   // callback's time.

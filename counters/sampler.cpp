@@ -97,11 +97,6 @@ Status Sampler::start(const SamplerOptions& opt, ThreadCreateFn create, SampleFn
   if (opt_.period_ms > 60000) opt_.period_ms = 60000;
   fn_ = fn;
   user_ = user;
-  for (ThreadStat*& b : bufs_) {
-    delete[] b;
-    b = new (std::nothrow) ThreadStat[opt_.max_threads];
-  }
-  if (!bufs_[0] || !bufs_[1]) return Status::kError;
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -200,7 +195,18 @@ void Sampler::run() {
   prctl(PR_SET_NAME, "parwidth-mon", 0, 0, 0);
   pid_t me = static_cast<pid_t>(syscall(SYS_gettid));
   tid_.store(me);
+  // The per-thread tables (max_threads entries each, a few hundred KiB whose
+  // pages fault in as they are initialised) are made here, on the sampler's
+  // own thread, so that the host's thread that started it does not wait for them.
+  for (ThreadStat*& b : bufs_) {
+    delete[] b;
+    b = new (std::nothrow) ThreadStat[opt_.max_threads];
+  }
   ready_.store(true, std::memory_order_release);
+  if (!bufs_[0] || !bufs_[1]) {
+    papi_.close();
+    return;  // out of memory: no samples, so the monitor decides nothing
+  }
 
   ProcReadOptions ropt;
   ropt.detail = opt_.detail_every > 0;
