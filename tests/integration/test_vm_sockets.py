@@ -13,7 +13,9 @@ says of all its threads while they are alive. The checks:
 - every thread of the rank, the main thread (the OpenMP master) included, is
   inside the share; sched_getaffinity(0) is the share; a forked child is too;
 - bare, the same program spans all 16 CPUs (the guest is not narrowed by
-  something else).
+  something else);
+- two busy processes that no launcher describes divide the node through the
+  node registry: one socket each, every thread of each inside its share.
 """
 
 import json
@@ -98,7 +100,17 @@ def _init_script():
                          f"PARWIDTH_REPORT=/tmp/{name}-{r}.json {env} "
                          f"/opt/pw/rank_share /tmp/{name}-{r}.txt &")
         lines.append("wait")
+    # Two processes that no launcher describes, busy side by side: the node registry divides
+    # the node between them. Each writes what it sees once its share has settled, and stays
+    # busy until both have written.
+    for m in range(2):
+        lines.append(f"env LD_PRELOAD=/opt/pw/libparwidth.so PARWIDTH_MONITOR_MS=50 "
+                     f"PARWIDTH_REPORT=/tmp/member-{m}.json "
+                     f"/opt/pw/rank_share /tmp/member-{m}.txt /tmp/release &")
     lines += [
+        "while [ ! -f /tmp/member-0.txt ] || [ ! -f /tmp/member-1.txt ]; do sleep 1; done",
+        "touch /tmp/release",
+        "wait",
         "for f in /tmp/*.txt /tmp/*.json; do",
         '  echo "PWVM-FILE ${f##*/}"; cat "$f"; echo; echo "PWVM-EOF"',
         "done",
@@ -207,3 +219,21 @@ def test_each_rank_lives_inside_its_share_on_one_socket(guest, launcher):
         shares.append(share)
     assert sum(len(s) for s in shares) == len(frozenset().union(*shares))  # disjoint
     assert frozenset().union(*shares) == frozenset(sockets)  # the ranks divide the node
+
+
+def test_unrelated_busy_processes_divide_the_node_by_socket(guest):
+    sockets, files = guest
+    shares = []
+    for m in range(2):
+        seen = _rank(files[f"member-{m}.txt"])
+        share = seen["affinity"]  # the share in force once it had settled
+        assert len(share) == CORES and len({sockets[c] for c in share}) == 1, sorted(share)
+        for tid, cpus in seen["tasks"].items():
+            assert cpus <= share, (m, tid, sorted(cpus), sorted(share))
+        assert seen["child"] <= share
+        assert 1 <= seen["team"] <= len(share)
+        report = json.loads(files[f"member-{m}.json"])
+        notes = [f["value"] for f in report["frameworks"] if f["name"] == "membership"]
+        assert notes and notes[0] == "joined", report["frameworks"]
+        shares.append(share)
+    assert not shares[0] & shares[1]

@@ -10,6 +10,12 @@
 //
 // into the file named by argv[1] (written once, at the end: ranks run side by
 // side and the guest's console would interleave them).
+//
+//   rank_share OUT HOLD   a process that no launcher describes: keeps its team
+//                         busy until its affinity has narrowed (the node
+//                         registry divided the node) and stayed the same for
+//                         half a second, writes OUT, and stays busy until the
+//                         file HOLD exists, so that its neighbours keep their shares.
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <omp.h>
@@ -20,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static atomic_int g_stop;
@@ -46,22 +53,60 @@ static void cpus_format(const cpu_set_t* set, char* out, size_t size) {
   }
 }
 
+// One busy OpenMP region; returns its team size.
+static int region(void) {
+  int team = 0;
+#pragma omp parallel
+  {
+    double x = 0;
+    for (int i = 0; i < 200000; ++i) x += i * 0.5;
+#pragma omp atomic
+    g_sink += x;
+#pragma omp single
+    team = omp_get_num_threads();
+  }
+  return team;
+}
+
+static int cpu_count_now(void) {
+  cpu_set_t set;
+  return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1;
+}
+
+static double seconds_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+// Busy until the affinity is narrower than `start` and unchanged for 0.5 s (or 120 s pass).
+static int busy_until_narrowed(int start) {
+  int team = region(), last = cpu_count_now();
+  double since = seconds_now(), deadline = since + 120;
+  while (seconds_now() < deadline) {
+    team = region();
+    int now = cpu_count_now();
+    if (now != last) {
+      last = now;
+      since = seconds_now();
+    } else if (now < start && seconds_now() - since >= 0.5) {
+      break;
+    }
+  }
+  return team;
+}
+
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: rank_share OUT\n");
+  if (argc != 2 && argc != 3) {
+    fprintf(stderr, "usage: rank_share OUT [HOLD]\n");
     return 2;
   }
+  const char* hold = argc == 3 ? argv[2] : NULL;
   int team = 0;
-  for (int k = 0; k < 3; ++k) {
-#pragma omp parallel
-    {
-      double x = 0;
-      for (int i = 0; i < 200000; ++i) x += i * 0.5;
-#pragma omp atomic
-      g_sink += x;
-#pragma omp single
-      team = omp_get_num_threads();
-    }
+  if (hold) {
+    team = busy_until_narrowed(cpu_count_now());
+  } else {
+    for (int k = 0; k < 3; ++k) team = region();
   }
   pthread_t t;
   if (pthread_create(&t, NULL, helper, NULL) != 0) return 1;
@@ -115,6 +160,7 @@ int main(int argc, char** argv) {
 
   FILE* f = fopen(argv[1], "w");
   if (!f || fwrite(out, 1, n < sizeof out ? n : sizeof out, f) == 0 || fclose(f) != 0) return 1;
+  while (hold && access(hold, F_OK) != 0) region();
   atomic_store(&g_stop, 1);
   pthread_join(t, NULL);
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
