@@ -191,63 +191,91 @@ bool called_from_main_program(const void* pc) {
   return name && *name == '\0';
 }
 
-}  // namespace pw::hooks
+namespace {
 
-using pw::hooks::Guard;
+// The hook's work is split so that little of it stays on the caller's stack
+// while the original runs (a thread with a small stack creates threads too):
+// the decisions run in prepare(), whose frame is gone before the original is
+// called, and only create_governed()'s attributes and pointers stay beneath it.
 
-PW_HOOK(int, pthread_create,
-        (pthread_t * thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg)) {
-  auto real = PW_REAL(pthread_create);
-  if (!real) return EAGAIN;
-  // The main program's own code runs after every library it linked has been
-  // initialised, and outside any dlopen: the moment to cap the BLAS pools
-  // that came with it (C programs; Python's are swept after each import).
-  if (pw::rt::selected() && pw::hooks::called_from_main_program(__builtin_return_address(0)))
-    pw::hooks::blas_sweep("at a thread start in the main program");
-  Guard guard;
-  if (!guard.entered() || !pw::rt::selected() || !pw::rt::ensure_active())
-    return real(thread, attr, start, arg);
-
-  void* mem = malloc(sizeof(pw::hooks::Start));
-  if (!mem) return real(thread, attr, start, arg);
-  pw::hooks::Start* s = nullptr;
+// Takes a pool and a core for the thread and the attributes that pin it
+// there. nullptr: create it as the host asked.
+__attribute__((noinline)) Start* prepare(const pthread_attr_t* attr, void* (*start)(void*),
+                                         void* arg, const void* caller, pthread_attr_t* own) {
+  void* mem = malloc(sizeof(Start));
+  if (!mem) return nullptr;
+  Start* s = nullptr;
   try {
-    s = new (mem) pw::hooks::Start{start, arg, {}, false, false, false, false, false, {}};
-    s->where = pw::rt::thread_assign(pw::rt::current_pool());
-    s->user_affinity = pw::hooks::attr_has_affinity(attr);
+    s = new (mem) Start{start, arg, {}, false, false, false, false, false, {}};
+    s->where = rt::thread_assign(rt::current_pool());
+    s->user_affinity = attr_has_affinity(attr);
     const char* left = nullptr;
-    s->runtime_binding = pw::hooks::omp_thread_left_to_runtime(__builtin_return_address(0), &left);
-    s->pin = pw::rt::governing() && !s->user_affinity && !s->runtime_binding;
-    s->creator_pinned = pw::rt::governing() && pw::rt::current_pool() >= 0 &&
-                        pw::rt::pin_mode() != pw::opt::Pin::kNone;
-    s->creator = pw::hooks::creator_of(__builtin_return_address(0));
+    s->runtime_binding = omp_thread_left_to_runtime(caller, &left);
+    s->pin = rt::governing() && !s->user_affinity && !s->runtime_binding;
+    s->creator_pinned =
+        rt::governing() && rt::current_pool() >= 0 && rt::pin_mode() != opt::Pin::kNone;
+    s->creator = creator_of(caller);
   } catch (...) {
     if (s) s->~Start();
     free(mem);
-    return real(thread, attr, start, arg);
+    return nullptr;
   }
-  pthread_attr_t own;
-  bool with_cpus = false;
   try {
     std::vector<int> cpus;
-    with_cpus =
-        s->pin && pw::rt::cpus_for(s->where, &cpus) && pw::hooks::attr_with_cpus(attr, cpus, &own);
+    s->prepinned = s->pin && rt::cpus_for(s->where, &cpus) && attr_with_cpus(attr, cpus, own);
   } catch (...) {
+    s->prepinned = false;
   }
-  s->prepinned = with_cpus;
-  int rc = real(thread, with_cpus ? &own : attr, pw::hooks::trampoline, s);
+  return s;
+}
+
+__attribute__((noinline)) void start_free(Start* s) {
+  s->~Start();
+  free(s);
+}
+
+// The governed path: a Start for the trampoline, then the original.
+__attribute__((noinline)) int create_governed(counters::ThreadCreateFn real, pthread_t* thread,
+                                              const pthread_attr_t* attr, void* (*start)(void*),
+                                              void* arg, const void* caller) {
+  pthread_attr_t own;
+  Start* s = prepare(attr, start, arg, caller, &own);
+  if (!s) return real(thread, attr, start, arg);
+  const bool with_cpus = s->prepinned;
+  int rc = real(thread, with_cpus ? &own : attr, trampoline, s);
   if (with_cpus) {
     pthread_attr_destroy(&own);
     // The CPUs were refused (the process's affinity changed meanwhile): as
     // the host asked, and the thread tries to pin itself.
     if (rc != 0) {
       s->prepinned = false;
-      rc = real(thread, attr, pw::hooks::trampoline, s);
+      rc = real(thread, attr, trampoline, s);
     }
   }
-  if (rc != 0) {
-    s->~Start();
-    free(s);
-  }
+  if (rc != 0) start_free(s);
   return rc;
+}
+
+__attribute__((noinline)) void main_program_sweep(const void* caller) {
+  // The main program's own code runs after every library it linked has been
+  // initialised, and outside any dlopen: the moment to cap the BLAS pools
+  // that came with it (C programs; Python's are swept after each import).
+  if (called_from_main_program(caller)) blas_sweep("at a thread start in the main program");
+}
+
+}  // namespace
+}  // namespace pw::hooks
+
+using pw::hooks::Guard;
+
+PW_HOOK(int, pthread_create,
+        (pthread_t * thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg)) {
+  const void* caller = __builtin_return_address(0);
+  auto real = PW_REAL_AT(pthread_create, caller);
+  if (!real) return EAGAIN;
+  if (pw::rt::selected()) pw::hooks::main_program_sweep(caller);
+  Guard guard;
+  if (!guard.entered() || !pw::rt::selected() || !pw::rt::ensure_active())
+    return real(thread, attr, start, arg);
+  return pw::hooks::create_governed(real, thread, attr, start, arg, caller);
 }

@@ -296,6 +296,22 @@ def test_fork_from_a_small_stack_thread_activates_safely_in_the_child(tmp_path):
     assert len(list(tmp_path.glob("r.*.json"))) == 2
 
 
+@pytest.mark.parametrize("mode", ["govern", "off"])
+def test_pthread_create_uses_little_of_its_callers_stack(tmp_path, mode):
+    # Each non-first pthread_create used about 320 bytes more of the caller's
+    # stack, governed or not (the hook's whole frame stayed beneath the
+    # original). The decisions now run in a frame that is gone before the
+    # original is called. Measured on a painted stack, against the same
+    # program bare (glibc's own use is in both).
+    prog = BIN / "stack_use"
+    bare = subprocess.run([prog], env=clean_env(), capture_output=True, text=True, timeout=30)
+    assert bare.returncode == 0 and bare.stdout.startswith("stack "), bare.stderr
+    p = governed([prog], tmp_path, timeout=30, MODE=mode)
+    assert p.returncode == 0, p.stderr
+    extra = int(p.stdout.split()[1]) - int(bare.stdout.split()[1])
+    assert extra <= (256 if mode == "govern" else 128), extra
+
+
 def test_ended_threads_are_counted_not_kept(tmp_path):
     # Every thread record used to be kept forever: +19 MB per 200k threads,
     # a 14 MB report, and a dead thread's record found by a live thread that
