@@ -6,7 +6,12 @@
 // Every governed run goes through the preload with PARWIDTH_POOLS / PARWIDTH_INTRA, so a
 // framework hook (hooks/engine.cpp, hooks/tf.cpp) writes them into the framework's own
 // options. Runs are interleaved (repeat r of every configuration before repeat r + 1), so
-// a slow phase of the machine spreads over all configurations instead of one.
+// a slow phase of the machine spreads over all configurations instead of one, and each
+// round runs them in an order of its own (round_order): in a fixed order each configuration
+// always follows the same one, and whatever a run leaves behind (a busy neighbour's
+// scheduler state, the caches, a clock that has not settled) always lands on the same
+// next configuration. Two runs of one configuration under two names (the plan and the
+// grid cell it chose) then differed by a steady few percent.
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
@@ -18,6 +23,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -42,6 +48,24 @@ namespace {
 using pw::cli::summarize;
 using pw::cli::Summary;
 
+// The order in which round `round` runs `n` configurations: the first round in the
+// given order, every later one a permutation of its own (Fisher-Yates over a
+// splitmix64 sequence seeded by the round), the same on every machine and every run.
+std::vector<size_t> round_order(size_t n, int round) {
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  if (round == 0) return order;
+  uint64_t state = 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(round);
+  auto next = [&state] {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[next() % i]);
+  return order;
+}
+
 void usage(FILE* f) {
   fputs(
       "usage: parwidth sweep [--pools LIST] [--intra LIST] [--repeat R] [--out DIR]\n"
@@ -51,7 +75,8 @@ void usage(FILE* f) {
       "(through the preload, PARWIDTH_POOLS / PARWIDTH_INTRA), under parwidth's own plan,\n"
       "under Intel's recommended settings (pools = sockets, intra = physical cores), under\n"
       "TensorFlow's default (pools = intra = logical CPUs) and ungoverned (the program's\n"
-      "defaults), R times each, interleaved. Governed runs get\n"
+      "defaults), R times each, interleaved (every configuration once per round, each\n"
+      "round in an order of its own). Governed runs get\n"
       "PARWIDTH_NODE=off unless it is set: a configuration is measured as given, not\n"
       "shared with other governed processes on the node.\n"
       "\n"
@@ -253,7 +278,8 @@ int pw_cmd_sweep(int argc, char** argv) {
   size_t done = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int r = 0; r < repeat; ++r) {
-    for (Config& c : configs) {
+    for (size_t at : round_order(configs.size(), r)) {
+      Config& c = configs[at];
       std::string out, why;
       double secs = 0;
       if (log_fd >= 0) dprintf(log_fd, "=== %s, repeat %d\n", label(c).c_str(), r + 1);

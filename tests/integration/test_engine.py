@@ -118,6 +118,27 @@ def test_sweep_writes_csv_heatmap_and_summary(tmp_path):
     assert "tf median / best median:" in p.stdout
 
 
+def test_sweep_runs_each_configuration_once_a_round_in_orders_that_differ(tmp_path):
+    """Interleaved rounds, each in an order of its own: in one fixed order the plan always ran
+    right after the same grid cell, and what that run left behind landed on it every round."""
+    cmd = ["sh", "-c", 'echo "time per iteration: 1 ms"']
+    p = sweep(tmp_path, "--repeat", "4", "--pools", "1,2", "--intra", "1-2", "--metric",
+              r"time per iteration: ([0-9.]+) ms", cmd=cmd)
+    assert p.returncode == 0, p.stderr
+    heads = re.findall(r"^=== (.*), repeat (\d+)$", (tmp_path / "out" / "runs.log").read_text(), re.M)
+    # The plan's label gains its pools and intra once its report has been read.
+    heads = [(label.split(" (")[0] if label.startswith("plan") else label, r) for label, r in heads]
+    rounds = [[label for label, r in heads if int(r) == k] for k in range(1, 5)]
+    assert [label for label, _ in heads] == sum(rounds, [])  # round by round, never mixed
+    labels = set(rounds[0])
+    assert len(labels) == 8  # 4 grid cells, plan, intel, tf, default
+    assert all(len(r) == 8 and set(r) == labels for r in rounds)
+    assert len({tuple(r) for r in rounds}) > 1
+    before = {label: {r[r.index(label) - 1] if r.index(label) else None for r in rounds}
+              for label in labels}
+    assert all(len(b) > 1 for b in before.values()), before
+
+
 def test_sweep_default_grid_oversubscribes_up_to_twice_the_cores(tmp_path):
     """Without lists: pools 1..cores x intra 1..2 x cores with pools * intra <= 2 x cores, the
     pairs above the cores marked, and TensorFlow's default (logical CPUs for both)."""
