@@ -42,11 +42,15 @@ bool helper_run(int max_team, std::string* out, std::string* why) {
     close(fds[1]);
     unsetenv("LD_PRELOAD");
     unsetenv("OMP_NUM_THREADS");
-    // Each team thread on a core of its own (teams larger than the cores wrap
-    // around them), as governed pools pin their teams; the program's own
-    // binding variables do not apply to the helper.
-    setenv("OMP_PROC_BIND", "close", 1);
-    setenv("OMP_PLACES", "cores", 1);
+    // The helper pins each team thread to a core itself, thread i to the
+    // budget's core i (teams larger than the cores wrap around them), as
+    // governed pools pin their teams. The runtime's own binding stays off: with
+    // OMP_PROC_BIND=close a team of 2 x cores put two threads on each core, and
+    // a later team of 2 reused a worker bound beside the master (libgomp does
+    // not rebind the threads it keeps), so every fitting team measured after
+    // an oversubscribed one shared one core.
+    setenv("OMP_PROC_BIND", "false", 1);
+    unsetenv("OMP_PLACES");
     unsetenv("GOMP_CPU_AFFINITY");
     unsetenv("KMP_AFFINITY");
     setenv("PARWIDTH_MODE", "off", 1);
@@ -123,8 +127,9 @@ void usage(FILE* f) {
       "usage: parwidth calibrate [--show]\n"
       "\n"
       "Measures this CPU budget's per-core throughput and OpenMP scaling (team sizes\n"
-      "1..2 x cores, six operator sizes), and what waking and signalling a thread on\n"
-      "another core costs, in a helper process, and stores it under\n"
+      "1..2 x cores, six operator sizes), what waking and signalling a thread on\n"
+      "another core costs, and what an OpenMP team pays for waking its sleeping\n"
+      "workers, in a helper process, and stores it under\n"
       "XDG_CACHE_HOME/parwidth (else ~/.cache/parwidth) for this machine and a budget\n"
       "of this shape (cores per socket, PUs, quota).\n"
       "--show prints the stored calibration instead.\n",
@@ -160,6 +165,10 @@ int pw_cmd_calibrate(int argc, char** argv) {
       for (double s : r.seconds) printf(" %.3g", s);
       printf("\n");
     }
+    printf(
+        "  memory copy %.3g bytes/s; waking a pool %.3g s, signalling one %.3g s, waking a "
+        "team %.3g s\n",
+        m.bytes_per_s, m.wake_s, m.notify_s, m.team_wake_s);
     return found ? 0 : 1;
   }
   std::string path;

@@ -118,6 +118,7 @@ MachineModel builtin_model(int cores, const CpuTraits& cpu) {
     m.wake_s = kGuestWakeS;
     m.notify_s = kGuestNotifyS;
   }
+  m.team_wake_s = m.wake_s;
   char buf[160];
   snprintf(buf, sizeof buf, "built-in model for %d core(s), %.2g FLOP/s per core%s", m.cores, rate,
            cpu.hypervisor ? ", virtual machine's wake-up costs" : "");
@@ -139,7 +140,7 @@ double op_seconds(const MachineModel& m, double flops, double bytes, int threads
   // A team's threads sleep between operators (OpenMP runtimes spin only briefly
   // once a process has more threads than cores, as every host with inter-op
   // workers has): each operator on a team wakes them, light operators too.
-  const double wake = t > 1 ? m.wake_s : 0.0;
+  const double wake = t > 1 ? m.team_wake_s : 0.0;
   // The compute time of a team whose times are in column col of the rows.
   auto compute_in = [&](size_t col) {
     double compute = 0;
@@ -198,6 +199,8 @@ std::string calibration_format(const Calibration& c) {
   s += std::string("wake_s ") + buf + "\n";
   snprintf(buf, sizeof buf, "%.6g", c.model.notify_s);
   s += std::string("notify_s ") + buf + "\n";
+  snprintf(buf, sizeof buf, "%.6g", c.model.team_wake_s);
+  s += std::string("team_wake_s ") + buf + "\n";
   for (const SizeRow& r : c.model.rows) {
     snprintf(buf, sizeof buf, "%.6g", r.flops);
     s += std::string("size ") + buf;
@@ -221,6 +224,7 @@ Status calibration_parse(const std::string& text, const std::string& machine,
   if (text.size() > kCalibrationMaxBytes) return corrupt("larger than 64 KiB");
   Calibration c;
   bool have_machine = false, have_budget = false, have_created = false, have_cores = false;
+  bool have_team_wake = false;
   std::vector<KeyLine> lines;
   std::string framing;
   if (!key_lines_split(text, "parwidth-calibration 1", "parwidth calibration", &lines, &framing))
@@ -257,6 +261,10 @@ Status calibration_parse(const std::string& text, const std::string& machine,
     } else if (key == "notify_s") {
       if (!number_parse(rest, 0, 1e-1, &v)) return corrupt("bad 'notify_s'");
       c.model.notify_s = v;
+    } else if (key == "team_wake_s") {
+      if (!number_parse(rest, 0, 1e-1, &v)) return corrupt("bad 'team_wake_s'");
+      c.model.team_wake_s = v;
+      have_team_wake = true;
     } else if (key == "size") {
       SizeRow r;
       if (!row_parse(rest, &r)) return corrupt("bad 'size' line " + std::to_string(lineno));
@@ -270,6 +278,8 @@ Status calibration_parse(const std::string& text, const std::string& machine,
   }
   if (!have_machine || !have_budget || !have_created || !have_cores || c.model.rows.empty())
     return corrupt("missing machine, budget, created, cores or size lines");
+  // A calibration from before team_wake_s: its teams paid wake_s, as they did then.
+  if (!have_team_wake) c.model.team_wake_s = c.model.wake_s;
   if (c.model.rows[0].seconds.size() < static_cast<size_t>(c.model.cores))
     return corrupt("fewer team sizes than cores");
   if (c.machine != machine) {

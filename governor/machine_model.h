@@ -31,6 +31,15 @@ struct MachineModel {
   // Waking a sleeping thread (futex wake and a context switch): what an
   // operator pays when an idle inter-op pool must be woken to run it.
   double wake_s = 1e-5;
+  // What one operator on a team of t > 1 threads pays because the team's
+  // threads sleep between operators: libgomp spins only briefly once a process
+  // manages more OpenMP threads than it has CPUs (a host whose inter-op
+  // workers each keep a team, or whose caller keeps one), and then every
+  // parallel region starts by waking its workers through the kernel. A
+  // calibration measures it as an OpenMP region of two threads, pinned to two
+  // cores, in that state, less the same region with its worker spinning;
+  // where none was measured (the built-in model, older files) it is wake_s.
+  double team_wake_s = 1e-5;
   // What the thread that releases ready operators pays to signal a sleeping
   // inter-op pool (a futex wake; an inter-processor interrupt when the
   // sleeper is pinned to another core, which on a virtual machine is an exit
@@ -64,18 +73,21 @@ CpuTraits cpu_traits_parse(const std::string& cpuinfo);
 // wake_s = 10 us (a futex wake and a context switch; bare metal is nearer
 // 3-5 us): every operator on a team of t > 1 pays it (op_seconds), and so does
 // an operator that an idle inter-op pool must wake up for (simulate);
-// signalling a sleeping pool costs its signaller notify_s = 5 us. In a
+// signalling a sleeping pool costs its signaller notify_s = 5 us; a team's
+// wake-up (team_wake_s) is wake_s. In a
 // virtual machine's guest (the hypervisor flag) a wake-up on another core is
 // an inter-processor interrupt, an exit to the hypervisor: wake_s = 40 us and
-// notify_s = 14 us (measured by `parwidth calibrate` on KVM guests, pinned).
+// notify_s = 14 us (measured by `parwidth calibrate` on a KVM guest, pinned;
+// another guest measured 5-6 us, and its OpenMP team wake-up 60-110 us: only a
+// calibration knows which this one is).
 // A calibration measures all of these on this budget, with the two threads
 // pinned to two cores, as governed pools and teams are.
 MachineModel builtin_model(int cores, const CpuTraits& cpu = {});
 
 // Seconds for one operator of `flops` FLOPs and `bytes` bytes moved on a team
 // of `threads` threads, alone on the budget: the dispatch overhead, the
-// larger of compute and memory time, and wake_s when threads > 1 (the team's
-// threads sleep between operators once a process has more threads than
+// larger of compute and memory time, and team_wake_s when threads > 1 (the
+// team's threads sleep between operators once a process has more threads than
 // cores, as hosts with inter-op workers do). Between calibrated sizes the
 // team's speed-up is interpolated on log(flops); beyond them it is clamped.
 // A team larger than the cores never computes faster than a team of the

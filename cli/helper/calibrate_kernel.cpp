@@ -2,16 +2,19 @@
 // its own so that nothing is ever measured inside a governed host process.
 //
 // For each operator size (a float32 matrix product of n x n, 2 n^3 FLOPs) and
-// each OpenMP team size 1..max_team (its threads bound one per core, as
-// `parwidth calibrate` sets OMP_PROC_BIND and OMP_PLACES; the team sizes
-// take turns batch by batch), prints the median time of one operator over
-// several timed batches (the median of three passes over the sizes); then the single-core streaming
-// bandwidth and the latency of waking a sleeping thread on another core, and what signalling one
-// costs the signaller. Output lines (the body of a calibration file, governor/machine_model.h):
+// each OpenMP team size 1..max_team (team thread i pinned to the budget's
+// core i, wrapping around, as governed teams are; the team sizes take turns
+// batch by batch), prints the median time of one operator over several timed
+// batches (the median of three passes over the sizes); then the single-core
+// streaming bandwidth, the latency of waking a sleeping thread on another
+// core, what signalling one costs the signaller, and what an OpenMP team's
+// region pays for waking its workers when they sleep between regions. Output
+// lines (the body of a calibration file, governor/machine_model.h):
 //   size <flops> <seconds at 1 thread> ... <seconds at max_team threads>
 //   bytes_per_s <bytes per second>
 //   wake_s <seconds>
 //   notify_s <seconds>
+//   team_wake_s <seconds>   (not printed on a budget of one core)
 // Where oneDNN is present (libdnnl.so.2, opened at run time: the helper
 // needs nothing beyond libc and libgomp), the operator is oneDNN's own sgemm,
 // the kernel frameworks run, on the same OpenMP runtime; otherwise a plain
@@ -23,6 +26,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -78,18 +82,62 @@ void matmul(SgemmFn sgemm, const float* a, const float* b, float* c, int n, int 
   }
 }
 
+// The budget's physical cores, one CPU each (the first allowed CPU of each
+// core; sysfs's thread_siblings_list says which CPUs share one), in CPU order.
+std::vector<int> budget_cores() {
+  std::vector<int> allowed, cores;
+  std::string err;
+  if (pw::topo::affinity_read(&allowed, &err) != pw::topo::Status::kOk) return cores;
+  std::vector<int> taken;  // CPUs whose core already has its CPU
+  for (int c : allowed) {
+    if (std::find(taken.begin(), taken.end(), c) != taken.end()) continue;
+    cores.push_back(c);
+    char path[96], list[256] = "";
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
+    if (FILE* f = fopen(path, "re")) {
+      if (!fgets(list, sizeof list, f)) list[0] = '\0';
+      fclose(f);
+    }
+    list[strcspn(list, "\n")] = '\0';
+    std::vector<int> siblings;
+    if (pw::topo::cpulist_parse(list, &siblings, &err) == pw::topo::Status::kOk)
+      taken.insert(taken.end(), siblings.begin(), siblings.end());
+  }
+  return cores;
+}
+
+void pin_self(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+// Pins the threads of a team of `team` (this thread its master, thread 0) one
+// per core, thread i to cores[i % cores.size()], as the governor pins a pool's
+// team. Done before each batch: libgomp hands thread number i to the same kept
+// worker from one region to the next, but a team of another size may have run
+// on it in between.
+void team_pin(int team, const std::vector<int>& cores) {
+  if (cores.empty()) return;
+#pragma omp parallel num_threads(team)
+  pin_self(cores[static_cast<size_t>(omp_get_thread_num()) % cores.size()]);
+}
+
 // For one operator size, the time of one operator on each team size
 // 1..max_team: the median over timed batches of at least ~3 ms (the median,
 // not the fastest: an oversubscribed team's preemptions are part of what it
 // costs). The team sizes take turns, one batch each per round, so that a
 // burst of other load (a neighbour on a shared host) falls on all of them
 // alike instead of on one: what the plan compares is their ratios.
-std::vector<double> time_op(SgemmFn sgemm, int n, int max_team, double budget_s) {
+std::vector<double> time_op(SgemmFn sgemm, int n, int max_team, double budget_s,
+                            const std::vector<int>& cores) {
   std::vector<float> a(static_cast<size_t>(n) * n, 1.0f), b(a.size(), 0.5f), c(a.size(), 0.0f);
   const size_t teams = static_cast<size_t>(max_team);
   std::vector<int> batch(teams, 1);
   for (size_t k = 0; k < teams; ++k) {
     const int team = static_cast<int>(k) + 1;
+    team_pin(team, cores);
     matmul(sgemm, a.data(), b.data(), c.data(), n, team);  // warm: pages, the team's threads
     for (;;) {                                             // a batch long enough to time
       const double t0 = now_s();
@@ -103,6 +151,7 @@ std::vector<double> time_op(SgemmFn sgemm, int n, int max_team, double budget_s)
   for (int round = 0; round < 50 && (round < 5 || now_s() < until); ++round) {
     for (size_t k = 0; k < teams; ++k) {
       const int team = static_cast<int>(k) + 1;
+      team_pin(team, cores);
       const double t0 = now_s();
       for (int r = 0; r < batch[k]; ++r) matmul(sgemm, a.data(), b.data(), c.data(), n, team);
       per[k].push_back((now_s() - t0) / batch[k]);
@@ -128,37 +177,13 @@ double stream_bytes_per_s() {
 }
 
 // Two CPUs of this budget on different physical cores, as governed pools and
-// teams are pinned: the first allowed CPU and the first allowed one that is
-// not its SMT sibling (sysfs says which are). False with fewer than two.
+// teams are pinned: the first two of budget_cores(). False with fewer than two.
 bool two_cores(int* a, int* b) {
-  std::vector<int> allowed, siblings;
-  std::string err;
-  if (pw::topo::affinity_read(&allowed, &err) != pw::topo::Status::kOk || allowed.size() < 2)
-    return false;
-  *a = allowed[0];
-  char path[96], list[256] = "";
-  snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", *a);
-  if (FILE* f = fopen(path, "re")) {
-    if (!fgets(list, sizeof list, f)) list[0] = '\0';
-    fclose(f);
-  }
-  list[strcspn(list, "\n")] = '\0';
-  if (pw::topo::cpulist_parse(list, &siblings, &err) != pw::topo::Status::kOk) siblings.clear();
-  *b = allowed[1];
-  for (int c : allowed) {
-    if (c != *a && std::find(siblings.begin(), siblings.end(), c) == siblings.end()) {
-      *b = c;
-      break;
-    }
-  }
+  const std::vector<int> cores = budget_cores();
+  if (cores.size() < 2) return false;
+  *a = cores[0];
+  *b = cores[1];
   return true;
-}
-
-void pin_self(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }
 
 void spin_for(double seconds) {
@@ -240,6 +265,66 @@ void wake_seconds(double* wake_s, double* notify_s) {
   *notify_s = std::max(1e-8, median(notifies));
 }
 
+// The median time of an empty parallel region of two threads (pinned to the
+// budget's first two cores by team_pin), each started `gap_s` after the last
+// one ended, the master spinning in between as a thread between operators does.
+double region_seconds(double gap_s) {
+  std::vector<double> v;
+  v.reserve(400);
+  for (int r = 0; r < 400; ++r) {
+    spin_for(gap_s);
+    const double t0 = now_s();
+#pragma omp parallel num_threads(2)
+    {
+      std::atomic_signal_fence(std::memory_order_seq_cst);  // a region the compiler keeps
+    }
+    v.push_back(now_s() - t0);
+  }
+  return median(v);
+}
+
+// What an operator on a team pays for waking the team's workers: a region of
+// two threads (pinned to two cores) while another thread keeps an idle team of
+// omp_get_num_procs() threads of its own, less the same region without it.
+// With that team kept, the process manages more OpenMP threads than it has
+// CPUs, and libgomp then spins only briefly before its workers sleep: the state
+// of a governed host whose inter-op workers (or whose caller) keep teams, where
+// every region wakes its workers through the kernel. Alone, the worker spins
+// between regions and the region costs its fork and join only. -1 with fewer
+// than two cores.
+double team_wake_seconds(const std::vector<int>& cores) {
+  if (cores.size() < 2) return -1;
+  constexpr double kGap = 2e-5;  // between regions: the executor's bookkeeping, a light operator
+  team_pin(2, cores);
+  const double spinning = region_seconds(kGap);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool ready = false, stop = false;
+  std::thread keeper([&] {
+    const int procs = std::max(2, omp_get_num_procs());
+#pragma omp parallel num_threads(procs)
+    { std::atomic_signal_fence(std::memory_order_seq_cst); }
+    std::unique_lock<std::mutex> lock(mu);
+    ready = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return stop; });
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return ready; });
+  }
+  spin_for(2e-3);  // the keeper's workers go to sleep
+  team_pin(2, cores);
+  const double sleeping = region_seconds(kGap);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    stop = true;
+  }
+  cv.notify_all();
+  keeper.join();
+  return std::max(0.0, sleeping - spinning);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -251,11 +336,12 @@ int main(int argc, char** argv) {
   const double cell = argc > 2 ? std::atof(argv[2]) : 0.03;
   if (max_team < 1 || max_team > 8192 || !(cell > 0 && cell < 10)) return 2;
   omp_set_dynamic(0);
-  // Before the first parallel region: with OMP_PROC_BIND set (parwidth
-  // calibrate sets it, so that teams are pinned as governed ones are) the
-  // first region binds this thread to one place, and the wake-up needs two.
+  // Before the first parallel region: under OMP_PROC_BIND (the user's, should
+  // `parwidth calibrate` not have turned it off) the first region binds this
+  // thread to one place, and the wake-up needs two.
   double wake_s = 0, notify_s = 0;
   wake_seconds(&wake_s, &notify_s);
+  const std::vector<int> cores = budget_cores();
   const SgemmFn sgemm = onednn_sgemm();
   // Three passes over the sizes, each cell the median of its passes: a burst
   // of the host's load that outlasts one size's rounds (a shared host that
@@ -266,7 +352,7 @@ int main(int argc, char** argv) {
   std::vector<std::vector<std::vector<double>>> cells(sizes.size());  // [size][pass][team]
   for (int pass = 0; pass < kPasses; ++pass)
     for (size_t i = 0; i < sizes.size(); ++i)
-      cells[i].push_back(time_op(sgemm, sizes[i], max_team, cell));
+      cells[i].push_back(time_op(sgemm, sizes[i], max_team, cell, cores));
   for (size_t i = 0; i < sizes.size(); ++i) {
     const double n = sizes[i];
     printf("size %.6g", 2.0 * n * n * n);
@@ -282,5 +368,7 @@ int main(int argc, char** argv) {
   printf("bytes_per_s %.6g\n", stream_bytes_per_s());
   printf("wake_s %.6g\n", wake_s);
   printf("notify_s %.6g\n", notify_s);
+  const double team_wake_s = team_wake_seconds(cores);
+  if (team_wake_s >= 0) printf("team_wake_s %.6g\n", std::max(1e-8, team_wake_s));
   return 0;
 }

@@ -38,6 +38,29 @@ def plan(cache, *args, **env):
                           text=True, timeout=120)
 
 
+def test_calibration_measures_across_two_cores_whatever_the_users_openmp_binding(tmp_path, towers):
+    """The user's OMP_PROC_BIND=close and OMP_PLACES=cores (a common HPC setting) do not reach
+    the helper: with them libgomp binds the helper's first thread to one core as it starts, so
+    the helper saw one CPU, measured its wake-ups on that one core (a few us where a wake-up
+    across cores costs tens on a virtual machine) and no team wake-up at all."""
+    if not (BIN / "parwidth-calibrate").exists():
+        pytest.skip("parwidth-calibrate not built (no OpenMP)")
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no second core to wake a thread on")
+    cache = tmp_path / "cache"
+    p = subprocess.run([str(PARWIDTH), "calibrate"], capture_output=True, text=True, timeout=120,
+                       env=clean_env(XDG_CACHE_HOME=cache, OMP_PROC_BIND="close", OMP_PLACES="cores"))
+    assert p.returncode == 0, p.stderr
+    text = next((cache / "parwidth").iterdir()).read_text()
+    # Measured: a helper that printed none would have it copied from wake_s (the file's
+    # fallback), and the two are measured two different ways.
+    values = dict(l.split(" ", 1) for l in text.splitlines() if l.endswith(tuple("0123456789")))
+    assert "team_wake_s" in values and values["team_wake_s"] != values["wake_s"], text
+    shown = subprocess.run([str(PARWIDTH), "calibrate", "--show"], capture_output=True, text=True,
+                           timeout=60, env=clean_env(XDG_CACHE_HOME=cache))
+    assert shown.returncode == 0 and "waking a team" in shown.stdout, shown.stdout
+
+
 def test_model_plan_with_the_builtin_model_lists_every_candidate(tmp_path, towers):
     p = plan(tmp_path / "cache", "--model", towers, "--topology", TWO_CORES, "--json")
     assert p.returncode == 0, p.stderr
@@ -82,6 +105,12 @@ def test_plan_calibrates_once_then_uses_the_calibration(tmp_path, towers):
     notify = [l for l in files[0].read_text().splitlines() if l.startswith("notify_s ")]
     assert len(notify) == 1 and 0 < float(notify[0].split()[1]) < 0.1, notify
     assert float(notify[0].split()[1]) != 5e-06, notify
+    # And what an OpenMP team's region pays for waking its sleeping workers, on two cores
+    # (a budget of one core has no team of two to measure).
+    team = [l for l in files[0].read_text().splitlines() if l.startswith("team_wake_s ")]
+    assert len(team) == 1 and 0 < float(team[0].split()[1]) < 0.1, team
+    if len(os.sched_getaffinity(0)) >= 2:  # else none measured: the file's wake_s stands in
+        assert team[0].split()[1] != wake[0].split()[1], (team, wake)
     assert json.loads(p.stdout)["plan"]["source_detail"].startswith("calibration measured")
     again = plan(cache, "--model", towers, "--json")
     assert "calibrating" not in again.stderr

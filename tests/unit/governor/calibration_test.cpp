@@ -19,6 +19,7 @@ Calibration sample() {
   c.model.op_overhead_s = 4e-6;
   c.model.wake_s = 2.5e-5;
   c.model.notify_s = 1.2e-5;
+  c.model.team_wake_s = 5.5e-5;
   return c;
 }
 
@@ -37,6 +38,7 @@ TEST(Calibration, RoundTrip) {
   EXPECT_DOUBLE_EQ(back.model.bytes_per_s, 1.25e10);
   EXPECT_DOUBLE_EQ(back.model.wake_s, 2.5e-5);
   EXPECT_DOUBLE_EQ(back.model.notify_s, 1.2e-5);
+  EXPECT_DOUBLE_EQ(back.model.team_wake_s, 5.5e-5);
   for (double f : {1e5, 3e7, 1e9})
     for (int t = 1; t <= 4; ++t)
       EXPECT_NEAR(op_seconds(back.model, f, 0, t), op_seconds(c.model, f, 0, t),
@@ -64,8 +66,9 @@ TEST(Calibration, Corrupt) {
   // Each number made bad in turn.
   for (const char* bad :
        {"cores 0", "cores 2.5", "bytes_per_s nan", "bytes_per_s -1", "op_overhead_s 7",
-        "wake_s -1e-6", "wake_s 1", "notify_s -1e-6", "notify_s 0.5", "created soon",
-        "size 1e9 0.1 -0.2 0.1 0.1", "size 1e9 0.1 inf 0.1 0.1", "size 1e9", "size 1e12 1 1 1 1"}) {
+        "wake_s -1e-6", "wake_s 1", "notify_s -1e-6", "notify_s 0.5", "team_wake_s -1e-6",
+        "team_wake_s 0.2", "team_wake_s x", "created soon", "size 1e9 0.1 -0.2 0.1 0.1",
+        "size 1e9 0.1 inf 0.1 0.1", "size 1e9", "size 1e12 1 1 1 1"}) {
     std::string t = good;
     const std::string key = std::string(bad).substr(0, std::string(bad).find(' '));
     const size_t at = t.find("\n" + key + " ");
@@ -90,6 +93,35 @@ TEST(Calibration, FileWithoutWakeOrNotifyKeepsTheDefault) {
     EXPECT_DOUBLE_EQ(std::string(key) == "wake_s" ? out.model.wake_s : out.model.notify_s,
                      std::string(key) == "wake_s" ? fresh.wake_s : fresh.notify_s);
   }
+}
+
+TEST(Calibration, FileWithoutTeamWakeGivesTeamsTheWakeItMeasured) {
+  // Written before team_wake_s: its teams paid wake_s per operator, as they did then.
+  std::string t = calibration_format(sample());
+  const size_t at = t.find("\nteam_wake_s ");
+  ASSERT_NE(at, std::string::npos);
+  t.erase(at + 1, t.find('\n', at + 1) - at);
+  Calibration out;
+  std::string why;
+  ASSERT_EQ(parse(t, &out, &why), Status::kOk) << why;
+  EXPECT_DOUBLE_EQ(out.model.team_wake_s, 2.5e-5);
+  EXPECT_DOUBLE_EQ(out.model.wake_s, 2.5e-5);
+}
+
+TEST(MachineModel, TeamsPayTheTeamWakeAndPoolsTheThreadWake) {
+  MachineModel m = builtin_model(2);
+  m.wake_s = 1e-5;
+  m.team_wake_s = 2e-4;
+  // An operator on one thread wakes no team; on two or more it pays team_wake_s, not wake_s.
+  const double one = op_seconds(m, 1e6, 0, 1), two = op_seconds(m, 1e6, 0, 2);
+  m.team_wake_s = 0;
+  EXPECT_DOUBLE_EQ(op_seconds(m, 1e6, 0, 1), one);
+  EXPECT_NEAR(two - op_seconds(m, 1e6, 0, 2), 2e-4, 1e-12);
+  // The built-in model has no measurement of its own: a team wakes as a thread does.
+  EXPECT_DOUBLE_EQ(builtin_model(2).team_wake_s, builtin_model(2).wake_s);
+  CpuTraits guest;
+  guest.hypervisor = true;
+  EXPECT_DOUBLE_EQ(builtin_model(2, guest).team_wake_s, builtin_model(2, guest).wake_s);
 }
 
 // /proc/cpuinfo's first CPU block decides the built-in model's rate and wake-up costs.

@@ -16,6 +16,7 @@ MachineModel two_cores(bool scaling) {
   m.op_overhead_s = 0;
   m.wake_s = 0;
   m.notify_s = 0;
+  m.team_wake_s = 0;
   for (double f : {1.0, 1e6}) {
     SizeRow r;
     r.flops = f;
@@ -130,6 +131,7 @@ TEST(Simulate, ConcurrentTeamsPayTheOversubscriptionOfTheirSum) {
 TEST(Simulate, AnIdlePoolIsWokenBeforeItRuns) {
   MachineModel m = two_cores(true);
   m.wake_s = 0.5;
+  m.team_wake_s = 0.5;
   const CostGraph g = diamond();
   // One pool never sleeps: the pool that finishes an operator takes the next.
   // Its team of 2 does wake its own thread at every operator (+0.5 each):
@@ -150,6 +152,20 @@ TEST(Simulate, AnIdlePoolIsWokenBeforeItRuns) {
   CostGraph two;
   two.ops = {op(1), op(1)};
   EXPECT_NEAR(simulate(two, 2, 1, m), 1, 1e-9);
+}
+
+TEST(Simulate, TeamsPayTheTeamWakeAndIdlePoolsTheThreadWake) {
+  MachineModel m = two_cores(true);
+  m.wake_s = 0.5;
+  m.team_wake_s = 0.25;
+  const CostGraph g = diamond();
+  // One pool of 2: every operator wakes its team (+0.25): 2.25 + 1.25 + 1.25 + 2.25.
+  EXPECT_NEAR(simulate(g, 1, 2, m), 7, 1e-9);
+  // Two pools of 1: no team; C wakes the idle pool (+0.5): 4 + 2.5 + 4.
+  EXPECT_NEAR(simulate(g, 2, 1, m), 10.5, 1e-9);
+  // Two pools of 2 at half speed: A 2.25; B (1.25) on A's pool and C (1.25 + 0.5 for
+  // its pool) together, B ends at 2.25 + 2.5; C's last 0.5 alone: 5.25; D: + 2.25.
+  EXPECT_NEAR(simulate(g, 2, 2, m), 7.5, 1e-9);
 }
 
 TEST(Simulate, SignallingASleepingPoolCostsTheSignaller) {
