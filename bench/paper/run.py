@@ -70,6 +70,14 @@ SHORT = {"builtin": "empty cache (built-in model)", "calibrated": "after `parwid
          "measured": "with stored measurements"}
 
 
+def cpu_times():
+    """(stolen, total) jiffies of all CPUs from /proc/stat: the hypervisor's share of this guest's
+    CPU time (zero on bare metal), which a sweep's configurations cannot see any other way."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (v[7] if len(v) > 7 else 0), sum(v[:8])
+
+
 def ratios(x, best):
     r = [a / b for a, b in zip(x["runs"], best["runs"])]
     return min(r), statistics.median(r), max(r)
@@ -236,13 +244,16 @@ def main():
             genv = dict(env, PARWIDTH_INPUT_SHAPES=shapes) if shapes else env
             w = json.loads(subprocess.run([str(pw), "width", str(model), "--json"], capture_output=True,
                                           text=True, check=True, env=genv).stdout)
+            before = cpu_times()
             s, report = sweep_graph(pw, engine, name, model, args, out / run / name, a.repeat, genv,
                                     save=run == "calibrated" and "measured" in runs)
+            after = cpu_times()
+            steal = 100.0 * (after[0] - before[0]) / max(1, after[1] - before[1])
             if name not in bounds:
                 bounds[name] = profile_bound(engine, model, args, s["cores"], env)
             rho, pred = predicted_vs_measured(s, report)
             plan = report.get("plan", {})
-            results[run].append({"name": name, "w": w, "s": s, "bound": bounds[name], "rho": rho,
+            results[run].append({"name": name, "w": w, "s": s, "bound": bounds[name], "rho": rho, "steal": steal,
                                  "pred": pred, "source": plan.get("source", "?"),
                                  "detail": plan.get("source_detail", "")})
             print("bench/paper: %s %s: plan %d x %d (%s), rank correlation predicted/measured %s" % (
@@ -287,7 +298,7 @@ def main():
         "(N: 10 generated, 3-20 families, see `FAMILIES` in the script; one warm-up iteration; the metric "
         "is the median iteration of a run). Grid: pools 1..%d x intra 1..%d with pools * intra <= %d "
         "(2 x cores: pairs above %d cores oversubscribe, marked * below). Runs are interleaved round by "
-        "round.\n"
+        "round, each round in an order of its own (the sweep's).\n"
         "- Runs: **builtin** sweeps with an empty cache (XDG_CACHE_HOME a new empty folder, so the "
         "plan comes from the built-in machine model), **calibrated** runs `parwidth calibrate` into "
         "another new folder first and sweeps with it (with `--save` when the measured run follows, "
@@ -303,6 +314,9 @@ def main():
         "median in that round (noise, or a configuration outside the grid).\n"
         "- rho = Spearman's rank correlation between the plan's predicted time of each candidate (the "
         "report's `plan.predicted`) and that candidate's measured median.\n"
+        "- steal %% = the share of all CPU time that the hypervisor gave to others while the graph's "
+        "sweep ran (/proc/stat; 0 on bare metal). A sweep that met a neighbour's burst shows it here; "
+        "its medians, and a `--save` it made, are that much less certain.\n"
         "- bound = max(work / cores, span) from `parwidth-engine MODEL ... --profile --profile-threads "
         "1..%d` (one inter-op worker, each operator timed alone, median of N iterations): work = every "
         "operator's time at one thread, summed; span = the longest path with each operator at its "
@@ -319,17 +333,18 @@ def main():
             lines.append(calib + "\n")
         lines.append("| graph | H | L | W | max level width | plan (pools x intra) | plan source | best | "
                      "best median ms | bound ms | best/bound | plan/best | intel/best | TF/best | "
-                     "ungoverned/best | rho |")
-        lines.append("|---|" * 1 + "---|" * 15)
+                     "ungoverned/best | rho | steal % |")
+        lines.append("|---|" * 1 + "---|" * 16)
         for r in rows:
             s, w, bd, b = r["s"], r["w"], r["bound"], r["s"]["best"]
             lines.append("| %s | %d | %d | %d | %d | %d x %d | %s | %d x %d%s | %.3f | %.3f | %.2f | %s | %s | "
-                         "%s | %s | %s |" % (
+                         "%s | %s | %s | %.1f |" % (
                              r["name"], w["heavy"], w["layers"], w["avg_width"], w["max_level_width"],
                              s["plan"]["pools"], s["plan"]["intra"], r["source"], b["pools"], b["intra"],
                              star(b), b["median"], bd["bound"], b["median"] / bd["bound"] if bd["bound"] else 0.0,
                              fmt3(ratios(s["plan"], b)), fmt3(ratios(s["intel"], b)), fmt3(ratios(s["tf"], b)),
-                             fmt3(ratios(s["default"], b)), "%.2f" % r["rho"] if r["rho"] is not None else "-"))
+                             fmt3(ratios(s["default"], b)), "%.2f" % r["rho"] if r["rho"] is not None else "-",
+                             r["steal"]))
         lines.append("")
         lines.append("Medians (ms) of every configuration (* oversubscribed), the plan's predicted time "
                      "of each candidate in brackets (ms), and the profile's work and span (ms):\n")
