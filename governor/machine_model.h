@@ -77,9 +77,9 @@ CpuTraits cpu_traits_parse(const std::string& cpuinfo);
 // wake-up (team_wake_s) is wake_s. In a
 // virtual machine's guest (the hypervisor flag) a wake-up on another core is
 // an inter-processor interrupt, an exit to the hypervisor: wake_s = 40 us and
-// notify_s = 14 us (measured by `parwidth calibrate` on a KVM guest, pinned;
-// another guest measured 5-6 us, and its OpenMP team wake-up 60-110 us: only a
-// calibration knows which this one is).
+// notify_s = 14 us (measured by `parwidth calibrate` on an Intel KVM guest,
+// pinned; an AMD guest measured 20-35 us, and an OpenMP team's wake-up there
+// 35-58 us, which a calibration measures and this model does not know).
 // A calibration measures all of these on this budget, with the two threads
 // pinned to two cores, as governed pools and teams are.
 MachineModel builtin_model(int cores, const CpuTraits& cpu = {});
