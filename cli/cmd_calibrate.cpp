@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <vector>
 
 #include "cli/args.h"
 #include "cli/budget.h"
@@ -17,12 +18,23 @@
 #include "cli/locate.h"
 #include "preload/cache.h"
 #include "preload/planning.h"
+#include "topology/topology.h"
 
 namespace pw::cli {
 namespace {
 
+// One CPU of each physical core of the budget, in the budget's order: where the
+// helper pins its threads, as governed pools and teams are pinned.
+std::string core_list(const topo::Budget& b) {
+  std::vector<int> cpus;
+  for (const topo::Socket& s : b.sockets)
+    for (const topo::Core& c : s.cores)
+      if (!c.pus.empty()) cpus.push_back(c.pus[0]);
+  return topo::cpulist_format(cpus);
+}
+
 // Runs the helper ungoverned (no preload in its environment) and collects stdout.
-bool helper_run(int max_team, std::string* out, std::string* why) {
+bool helper_run(int max_team, const std::string& cores, std::string* out, std::string* why) {
   const std::string path = calibration_helper_path();
   if (path.empty() || access(path.c_str(), X_OK) != 0) {
     *why = "helper " + path + " not found (built with OpenMP only)";
@@ -55,7 +67,7 @@ bool helper_run(int max_team, std::string* out, std::string* why) {
     unsetenv("KMP_AFFINITY");
     setenv("PARWIDTH_MODE", "off", 1);
     const std::string team = std::to_string(max_team);
-    execl(path.c_str(), path.c_str(), team.c_str(), static_cast<char*>(nullptr));
+    execl(path.c_str(), path.c_str(), team.c_str(), cores.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   close(fds[1]);
@@ -87,7 +99,7 @@ bool calibrate_budget(const planning::Planned& p, const std::string& dir, bool p
     fprintf(stderr, "parwidth: calibrating %d core(s), teams 1..%d (a few seconds, once)...\n",
             cores, 2 * cores);
   std::string text;
-  if (!helper_run(2 * cores, &text, why)) return false;
+  if (!helper_run(2 * cores, core_list(p.budget), &text, why)) return false;
   gov::Calibration c;
   c.machine = cache::machine_id(p.machine);
   c.budget = cache::budget_id(p.budget);

@@ -82,30 +82,6 @@ void matmul(SgemmFn sgemm, const float* a, const float* b, float* c, int n, int 
   }
 }
 
-// The budget's physical cores, one CPU each (the first allowed CPU of each
-// core; sysfs's thread_siblings_list says which CPUs share one), in CPU order.
-std::vector<int> budget_cores() {
-  std::vector<int> allowed, cores;
-  std::string err;
-  if (pw::topo::affinity_read(&allowed, &err) != pw::topo::Status::kOk) return cores;
-  std::vector<int> taken;  // CPUs whose core already has its CPU
-  for (int c : allowed) {
-    if (std::find(taken.begin(), taken.end(), c) != taken.end()) continue;
-    cores.push_back(c);
-    char path[96], list[256] = "";
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
-    if (FILE* f = fopen(path, "re")) {
-      if (!fgets(list, sizeof list, f)) list[0] = '\0';
-      fclose(f);
-    }
-    list[strcspn(list, "\n")] = '\0';
-    std::vector<int> siblings;
-    if (pw::topo::cpulist_parse(list, &siblings, &err) == pw::topo::Status::kOk)
-      taken.insert(taken.end(), siblings.begin(), siblings.end());
-  }
-  return cores;
-}
-
 void pin_self(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -114,10 +90,10 @@ void pin_self(int cpu) {
 }
 
 // Pins the threads of a team of `team` (this thread its master, thread 0) one
-// per core, thread i to cores[i % cores.size()], as the governor pins a pool's
-// team. Done before each batch: libgomp hands thread number i to the same kept
-// worker from one region to the next, but a team of another size may have run
-// on it in between.
+// per core, thread i to cores[i % cores.size()] (one CPU of each of the
+// budget's cores, from the command line), as the governor pins a pool's team. Done before each
+// batch: libgomp hands thread number i to the same kept worker from one region to the next, but a
+// team of another size may have run on it in between.
 void team_pin(int team, const std::vector<int>& cores) {
   if (cores.empty()) return;
 #pragma omp parallel num_threads(team)
@@ -176,16 +152,6 @@ double stream_bytes_per_s() {
   return 2.0 * n * sizeof(float) / best;
 }
 
-// Two CPUs of this budget on different physical cores, as governed pools and
-// teams are pinned: the first two of budget_cores(). False with fewer than two.
-bool two_cores(int* a, int* b) {
-  const std::vector<int> cores = budget_cores();
-  if (cores.size() < 2) return false;
-  *a = cores[0];
-  *b = cores[1];
-  return true;
-}
-
 void spin_for(double seconds) {
   const double until = now_s() + seconds;
   while (now_s() < until) {
@@ -204,9 +170,9 @@ void spin_for(double seconds) {
 //   notify_s: the median time the signalling thread spends in notify_one()
 //             while the other one sleeps (the executor's cost of making work
 //             ready for a sleeping pool).
-void wake_seconds(double* wake_s, double* notify_s) {
-  int a = 0, b = 0;
-  const bool pinned = two_cores(&a, &b);
+void wake_seconds(const std::vector<int>& cores, double* wake_s, double* notify_s) {
+  const bool pinned = cores.size() >= 2;
+  const int a = pinned ? cores[0] : 0, b = pinned ? cores[1] : 0;
   cpu_set_t saved;
   const bool have_saved = sched_getaffinity(0, sizeof saved, &saved) == 0;
   std::mutex mu;
@@ -328,20 +294,23 @@ double team_wake_seconds(const std::vector<int>& cores) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    fputs("usage: parwidth-calibrate MAX_TEAM [SECONDS_PER_CELL]\n", stderr);
+  // CORES: one CPU of each physical core of the budget, as `parwidth calibrate`
+  // has planned it (topology/'s budget: affinity, cgroup, share), in its order.
+  std::vector<int> cores;
+  std::string err;
+  if (argc < 3 || pw::topo::cpulist_parse(argv[2], &cores, &err) != pw::topo::Status::kOk) {
+    fputs("usage: parwidth-calibrate MAX_TEAM CORES [SECONDS_PER_CELL]\n", stderr);
     return 2;
   }
   const int max_team = std::atoi(argv[1]);
-  const double cell = argc > 2 ? std::atof(argv[2]) : 0.03;
+  const double cell = argc > 3 ? std::atof(argv[3]) : 0.03;
   if (max_team < 1 || max_team > 8192 || !(cell > 0 && cell < 10)) return 2;
   omp_set_dynamic(0);
   // Before the first parallel region: under OMP_PROC_BIND (the user's, should
   // `parwidth calibrate` not have turned it off) the first region binds this
   // thread to one place, and the wake-up needs two.
   double wake_s = 0, notify_s = 0;
-  wake_seconds(&wake_s, &notify_s);
-  const std::vector<int> cores = budget_cores();
+  wake_seconds(cores, &wake_s, &notify_s);
   const SgemmFn sgemm = onednn_sgemm();
   // Three passes over the sizes, each cell the median of its passes: a burst
   // of the host's load that outlasts one size's rounds (a shared host that
