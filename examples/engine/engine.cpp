@@ -594,10 +594,6 @@ pwe_session* pwe_session_new(const void* model, size_t size, pwe_session_options
   const pwe_session_options& o = opts ? *opts : defaults;
   std::unique_ptr<pwe_session> s;
   std::string e;
-  // Primitives are created with the team size they will run with (oneDNN's OpenMP
-  // runtime sizes kernels from omp_get_max_threads at creation); the caller's own
-  // setting is restored afterwards.
-  const int caller_threads = omp_get_max_threads();
   bool ok = false;
   try {
     s.reset(new pwe_session());
@@ -610,9 +606,31 @@ pwe_session* pwe_session_new(const void* model, size_t size, pwe_session_options
     lo.image_size = o.image_size;
     lo.seed = o.seed;
     if (pwe::model_load_bytes(s->bytes.data(), s->bytes.size(), lo, &s->model, &e)) {
-      omp_set_num_threads(s->intra);
-      ok = s->build(o.seed, &e);
-      omp_set_num_threads(caller_threads);
+      // Primitives are created, and constants reordered, with the team size they
+      // will run with (oneDNN's OpenMP runtime sizes kernels from
+      // omp_get_max_threads at creation), on a thread of their own that ends
+      // with the build. Built on the caller, the reorders' parallel regions
+      // would leave the caller an idle OpenMP team for the session's life, and
+      // libgomp, once it manages more threads than CPUs, stops letting every
+      // team's workers spin between regions: each operator of each inter-op
+      // worker would then wake its team through the kernel. Frameworks build
+      // and run their kernels on their pool threads; the caller keeps no team.
+      pwe_session* raw = s.get();
+      std::string build_error;
+      std::thread builder([raw, &o, &ok, &build_error] {
+        try {
+          omp_set_num_threads(raw->intra);
+          ok = raw->build(o.seed, &build_error);
+        } catch (const dnnl::error& ex) {
+          build_error = std::string("oneDNN: ") + ex.what();
+          ok = false;
+        } catch (const std::exception& ex) {
+          build_error = ex.what();
+          ok = false;
+        }
+      });
+      builder.join();
+      if (!ok) e = build_error;
       if (ok) {
         for (int k = 0; k < s->inter; ++k) s->workers.emplace_back([p = s.get()] { p->worker(); });
       }
