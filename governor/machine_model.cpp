@@ -133,14 +133,23 @@ MachineModel builtin_model(int cores, const CpuTraits& cpu) {
   return m;
 }
 
-double op_seconds(const MachineModel& m, double flops, double bytes, int threads) {
+bool teams_sleep(const MachineModel& m, int pools, int intra) {
+  if (intra <= 1 || pools < 1) return false;
+  const long cpus = m.cpus > 0 ? m.cpus : std::max(1, m.cores);
+  return 1 + static_cast<long>(pools) * (intra - 1) > cpus;
+}
+
+double op_seconds(const MachineModel& m, double flops, double bytes, int threads,
+                  bool team_asleep) {
   const int t = std::max(1, threads);
   const int busy = std::min(t, std::max(1, m.cores));
   double mem = bytes > 0 ? bytes / (m.bytes_per_s * busy) : 0;
-  // A team's threads sleep between operators (OpenMP runtimes spin only briefly
-  // once a process has more threads than cores, as every host with inter-op
-  // workers has): each operator on a team wakes them, light operators too.
-  const double wake = t > 1 ? m.team_wake_s : 0.0;
+  // A sleeping team's threads are woken by each operator, light ones too
+  // (teams_sleep: when the process keeps more OpenMP threads than CPUs). A
+  // team larger than the CPUs sleeps by itself: its rows were measured so (a
+  // calibration) or carry the preemption it pays instead (the built-in model).
+  const long cpus = m.cpus > 0 ? m.cpus : std::max(1, m.cores);
+  const double wake = t > 1 && t <= cpus && team_asleep ? m.team_wake_s : 0.0;
   // The compute time of a team whose times are in column col of the rows.
   auto compute_in = [&](size_t col) {
     double compute = 0;

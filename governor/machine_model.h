@@ -31,8 +31,8 @@ struct MachineModel {
   // Waking a sleeping thread (futex wake and a context switch): what an
   // operator pays when an idle inter-op pool must be woken to run it.
   double wake_s = 1e-5;
-  // What one operator on a team of t > 1 threads pays because the team's
-  // threads sleep between operators: libgomp spins only briefly once a process
+  // What one operator on a team of t > 1 threads pays when the team's
+  // threads sleep between operators (teams_sleep): libgomp spins only briefly once a process
   // manages more OpenMP threads than it has CPUs (a host whose inter-op
   // workers each keep a team, or whose caller keeps one), and then every
   // parallel region starts by waking its workers through the kernel. A
@@ -46,6 +46,10 @@ struct MachineModel {
   // to the hypervisor). Executors signal a sleeper whenever they make work
   // ready, also when they then run it themselves.
   double notify_s = 5e-6;
+  // The logical CPUs that the OpenMP runtime counts (libgomp: the process's
+  // affinity; here the budget's): teams_sleep() compares the process's OpenMP
+  // threads with it. 0: the cores.
+  int cpus = 0;
   std::vector<SizeRow> rows;  // ascending flops, same team count in each
 };
 
@@ -71,7 +75,8 @@ CpuTraits cpu_traits_parse(const std::string& cpuinfo);
 // half the compute again and 50 us (a share of a scheduler slice: preempted
 // threads stall the team's barriers). Waking a sleeping thread costs
 // wake_s = 10 us (a futex wake and a context switch; bare metal is nearer
-// 3-5 us): every operator on a team of t > 1 pays it (op_seconds), and so does
+// 3-5 us): every operator on a team of t > 1 pays it where the plan's teams
+// sleep (op_seconds, teams_sleep), and so does
 // an operator that an idle inter-op pool must wake up for (simulate);
 // signalling a sleeping pool costs its signaller notify_s = 5 us; a team's
 // wake-up (team_wake_s) is wake_s. In a
@@ -84,16 +89,33 @@ CpuTraits cpu_traits_parse(const std::string& cpuinfo);
 // pinned to two cores, as governed pools and teams are.
 MachineModel builtin_model(int cores, const CpuTraits& cpu = {});
 
+// Whether the OpenMP teams of `pools` inter-op pools of `intra` threads sleep
+// between operators, so that every operator on a team pays team_wake_s.
+// libgomp (the runtime of Debian's oneDNN and of PyTorch's wheels) lets a
+// team's workers spin for the next region (GOMP_SPINCOUNT, 300000 rounds)
+// while the threads it manages are no more than the CPUs it may use, and only
+// ~100 rounds, then a futex wait, once they are more. It manages the initial
+// thread and every team's workers (not the pools' own threads, which are the
+// teams' masters): 1 + pools x (intra - 1). So a plan within the cores keeps
+// its teams awake, and an oversubscribed one (or a host where some other
+// thread keeps a team: the model does not know of it) pays the wake-up at
+// every operator. LLVM's libomp keeps its workers awake for KMP_BLOCKTIME
+// (200 ms) in either case, which the rule overrates only where it
+// oversubscribes.
+bool teams_sleep(const MachineModel& m, int pools, int intra);
+
 // Seconds for one operator of `flops` FLOPs and `bytes` bytes moved on a team
 // of `threads` threads, alone on the budget: the dispatch overhead, the
-// larger of compute and memory time, and team_wake_s when threads > 1 (the
-// team's threads sleep between operators once a process has more threads than
-// cores, as hosts with inter-op workers do). Between calibrated sizes the
+// larger of compute and memory time, and team_wake_s when threads > 1 and
+// the team's threads sleep between operators (`team_asleep`: teams_sleep()
+// for the plan the operator runs under) and the team fits the CPUs (a larger
+// team's own times, measured or built in, are those of a sleeping team).
+// Between calibrated sizes the
 // team's speed-up is interpolated on log(flops); beyond them it is clamped.
 // A team larger than the cores never computes faster than a team of the
 // cores (a calibration that measured it so met a burst of other load).
 // flops <= 0 costs the memory time and the overhead only.
-double op_seconds(const MachineModel& m, double flops, double bytes, int threads);
+double op_seconds(const MachineModel& m, double flops, double bytes, int threads, bool team_asleep);
 
 // The calibration file: a text header naming the machine and the budget it
 // was measured on, then the model's numbers. `machine` and `budget` are the

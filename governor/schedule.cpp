@@ -32,10 +32,11 @@ bool topo_order(const CostGraph& g, std::vector<uint32_t>* order,
 
 // How much slower an operator runs on a team of `threads` than on a team of
 // `cores` threads (1 when the team fits the cores).
-double oversub_factor(const MachineModel& m, const OpCost& o, int threads, int cores) {
+double oversub_factor(const MachineModel& m, const OpCost& o, int threads, int cores,
+                      bool team_asleep) {
   if (threads <= cores) return 1.0;
-  const double fit = op_seconds(m, o.flops, o.bytes, cores);
-  const double over = op_seconds(m, o.flops, o.bytes, threads);
+  const double fit = op_seconds(m, o.flops, o.bytes, cores, team_asleep);
+  const double over = op_seconds(m, o.flops, o.bytes, threads, team_asleep);
   return fit > 0 ? std::max(1.0, over / fit) : 1.0;
 }
 
@@ -48,9 +49,11 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
   std::vector<std::vector<uint32_t>> succs;
   if (!topo_order(g, &order, &succs)) return -1;
 
+  // Whether this plan's teams sleep between operators (libgomp's rule).
+  const bool asleep = teams_sleep(m, pools, intra);
   std::vector<double> alone(n);
   for (size_t v = 0; v < n; ++v)
-    alone[v] = g.ops[v].folded ? 0.0 : op_seconds(m, g.ops[v].flops, g.ops[v].bytes, intra);
+    alone[v] = g.ops[v].folded ? 0.0 : op_seconds(m, g.ops[v].flops, g.ops[v].bytes, intra, asleep);
 
   std::vector<uint32_t> waiting(n, 0);
   for (size_t v = 0; v < n; ++v) waiting[v] = static_cast<uint32_t>(g.ops[v].preds.size());
@@ -112,7 +115,8 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
       for (size_t i = 0; i < running.size(); ++i) {
         const OpCost& o = g.ops[running[i].op];
         if (o.folded) continue;
-        rate[i] = share * oversub_factor(m, o, d, cores) / oversub_factor(m, o, demand, cores);
+        rate[i] = share * oversub_factor(m, o, d, cores, asleep) /
+                  oversub_factor(m, o, demand, cores, asleep);
       }
     }
     // Operators still in their bookkeeping share the lock and use no team yet.

@@ -37,7 +37,8 @@ struct CostGraph {
 // pools' queues are per thread), but none orders ready operators by the
 // critical path either, and a plan predicted as if they did overrates pools
 // on graphs with one long branch (towers 12,6,6: 15 operator times instead
-// of 12 on two pools, as the engine measured). An operator alone takes op_seconds();
+// of 12 on two pools, as the engine measured). An operator alone takes op_seconds()
+// (with the team wake-up where teams_sleep() says this plan's teams sleep);
 // operators running together share the cores: while the running teams ask
 // for D > cores threads, a team of d gets cores x d / D cores, so it runs at
 // min(1, that / min(d, cores)) of its speed alone; and, since D threads on

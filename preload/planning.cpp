@@ -188,6 +188,8 @@ gov::Plan plan_with_cache(const opt::Options& o, const opt::EnvLookup& env,
                                     cache::budget_id(budget), budget.cores,
                                     cache::cpu_traits(machine), now, calibration_found, &warning);
     if (!warning.empty()) warnings->push_back(warning);
+    // What the OpenMP runtime compares its threads with (gov::teams_sleep).
+    model.cpus = static_cast<int>(budget.cpus.size());
     in.costs = &graph.cost_graph;
     in.model = &model;
   }

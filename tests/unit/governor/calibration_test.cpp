@@ -41,8 +41,8 @@ TEST(Calibration, RoundTrip) {
   EXPECT_DOUBLE_EQ(back.model.team_wake_s, 5.5e-5);
   for (double f : {1e5, 3e7, 1e9})
     for (int t = 1; t <= 4; ++t)
-      EXPECT_NEAR(op_seconds(back.model, f, 0, t), op_seconds(c.model, f, 0, t),
-                  1e-5 * op_seconds(c.model, f, 0, t));
+      EXPECT_NEAR(op_seconds(back.model, f, 0, t, true), op_seconds(c.model, f, 0, t, true),
+                  1e-5 * op_seconds(c.model, f, 0, t, true));
 }
 
 TEST(Calibration, TruncatedAtEveryLength) {
@@ -108,15 +108,37 @@ TEST(Calibration, FileWithoutTeamWakeGivesTeamsTheWakeItMeasured) {
   EXPECT_DOUBLE_EQ(out.model.wake_s, 2.5e-5);
 }
 
+TEST(MachineModel, TeamsSleepOnceTheProcessKeepsMoreOpenMPThreadsThanCPUs) {
+  // libgomp's count: the initial thread and each team's workers, 1 + pools x (intra - 1).
+  MachineModel m = builtin_model(2);
+  EXPECT_FALSE(teams_sleep(m, 1, 1));
+  EXPECT_FALSE(teams_sleep(m, 2, 1));
+  EXPECT_FALSE(teams_sleep(m, 1, 2));  // 2 threads on 2 CPUs
+  EXPECT_TRUE(teams_sleep(m, 1, 3));   // 3
+  EXPECT_TRUE(teams_sleep(m, 2, 2));   // 3
+  // Without cpus, the cores; with SMT siblings counted, more CPUs than cores.
+  m.cpus = 4;
+  EXPECT_FALSE(teams_sleep(m, 1, 4));
+  EXPECT_FALSE(teams_sleep(m, 2, 2));
+  EXPECT_TRUE(teams_sleep(m, 2, 3));  // 5 on 4
+  m = builtin_model(16);
+  EXPECT_FALSE(teams_sleep(m, 4, 4));  // 13 on 16
+  EXPECT_FALSE(teams_sleep(m, 3, 6));  // 16
+  EXPECT_TRUE(teams_sleep(m, 2, 9));   // 17
+}
+
 TEST(MachineModel, TeamsPayTheTeamWakeAndPoolsTheThreadWake) {
   MachineModel m = builtin_model(2);
   m.wake_s = 1e-5;
   m.team_wake_s = 2e-4;
-  // An operator on one thread wakes no team; on two or more it pays team_wake_s, not wake_s.
-  const double one = op_seconds(m, 1e6, 0, 1), two = op_seconds(m, 1e6, 0, 2);
+  // An operator on one thread wakes no team; on a sleeping team of two or more it pays
+  // team_wake_s, not wake_s; on a team that spins, nothing.
+  const double one = op_seconds(m, 1e6, 0, 1, true), two = op_seconds(m, 1e6, 0, 2, true);
+  const double spinning = op_seconds(m, 1e6, 0, 2, false);
   m.team_wake_s = 0;
-  EXPECT_DOUBLE_EQ(op_seconds(m, 1e6, 0, 1), one);
-  EXPECT_NEAR(two - op_seconds(m, 1e6, 0, 2), 2e-4, 1e-12);
+  EXPECT_DOUBLE_EQ(op_seconds(m, 1e6, 0, 1, true), one);
+  EXPECT_NEAR(two - op_seconds(m, 1e6, 0, 2, true), 2e-4, 1e-12);
+  EXPECT_DOUBLE_EQ(op_seconds(m, 1e6, 0, 2, true), spinning);
   // The built-in model has no measurement of its own: a team wakes as a thread does.
   EXPECT_DOUBLE_EQ(builtin_model(2).team_wake_s, builtin_model(2).wake_s);
   CpuTraits guest;
@@ -161,8 +183,8 @@ TEST(BuiltinModel, TraitsSetTheRateAndTheGuestsWakeUps) {
   // 0.8 x 2 units x 2 (FMA) x 16 lanes x 2.6 GHz = 1.33e11 FLOP/s: a large operator on one
   // thread takes its FLOPs over that rate (plus the small fixed costs).
   const double f = 1e10;
-  EXPECT_NEAR(op_seconds(fast, f, 0, 1), f / 1.3312e11, 1e-4);
-  EXPECT_NEAR(op_seconds(plain, f, 0, 1), f / 2.5e10, 1e-3);
+  EXPECT_NEAR(op_seconds(fast, f, 0, 1, false), f / 1.3312e11, 1e-4);
+  EXPECT_NEAR(op_seconds(plain, f, 0, 1, false), f / 2.5e10, 1e-3);
   EXPECT_DOUBLE_EQ(fast.wake_s, plain.wake_s);
   EXPECT_DOUBLE_EQ(guest.wake_s, 4e-5);
   EXPECT_DOUBLE_EQ(guest.notify_s, 1.4e-5);
@@ -170,7 +192,8 @@ TEST(BuiltinModel, TraitsSetTheRateAndTheGuestsWakeUps) {
   EXPECT_NE(guest.detail.find("virtual machine"), std::string::npos) << guest.detail;
   // Unknown clock or width: the plain rate.
   t.mhz = 0;
-  EXPECT_DOUBLE_EQ(op_seconds(builtin_model(2, t), f, 0, 1), op_seconds(plain, f, 0, 1));
+  EXPECT_DOUBLE_EQ(op_seconds(builtin_model(2, t), f, 0, 1, false),
+                   op_seconds(plain, f, 0, 1, false));
 }
 
 TEST(Calibration, OtherMachineOtherBudgetStale) {

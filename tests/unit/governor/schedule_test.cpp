@@ -134,9 +134,8 @@ TEST(Simulate, AnIdlePoolIsWokenBeforeItRuns) {
   m.team_wake_s = 0.5;
   const CostGraph g = diamond();
   // One pool never sleeps: the pool that finishes an operator takes the next.
-  // Its team of 2 does wake its own thread at every operator (+0.5 each):
-  // 2.5 + 1.5 + 1.5 + 2.5.
-  EXPECT_NEAR(simulate(g, 1, 2, m), 8, 1e-9);
+  // Its team of 2 on 2 CPUs spins between operators (teams_sleep): 2 + 1 + 1 + 2.
+  EXPECT_NEAR(simulate(g, 1, 2, m), 6, 1e-9);
   // Two pools of 1 (no team to wake): A (4); B stays on A's pool, C wakes the
   // idle pool (2.5); D runs on C's pool, awake as C ends: 4 + 2.5 + 4.
   EXPECT_NEAR(simulate(g, 2, 1, m), 10.5, 1e-9);
@@ -159,11 +158,12 @@ TEST(Simulate, TeamsPayTheTeamWakeAndIdlePoolsTheThreadWake) {
   m.wake_s = 0.5;
   m.team_wake_s = 0.25;
   const CostGraph g = diamond();
-  // One pool of 2: every operator wakes its team (+0.25): 2.25 + 1.25 + 1.25 + 2.25.
-  EXPECT_NEAR(simulate(g, 1, 2, m), 7, 1e-9);
+  // One pool of 2 on 2 CPUs keeps 2 OpenMP threads: its team spins, no wake-up.
+  EXPECT_NEAR(simulate(g, 1, 2, m), 6, 1e-9);
   // Two pools of 1: no team; C wakes the idle pool (+0.5): 4 + 2.5 + 4.
   EXPECT_NEAR(simulate(g, 2, 1, m), 10.5, 1e-9);
-  // Two pools of 2 at half speed: A 2.25; B (1.25) on A's pool and C (1.25 + 0.5 for
+  // Two pools of 2 keep 1 + 2 OpenMP threads on 2 CPUs: their teams sleep.
+  // At half speed: A 2.25; B (1.25) on A's pool and C (1.25 + 0.5 for
   // its pool) together, B ends at 2.25 + 2.5; C's last 0.5 alone: 5.25; D: + 2.25.
   EXPECT_NEAR(simulate(g, 2, 2, m), 7.5, 1e-9);
 }
@@ -266,30 +266,30 @@ TEST(MachineModel, BuiltinIsMonotoneAndPenalisesOversubscription) {
   EXPECT_EQ(m.rows.front().seconds.size(), 8u);
   double prev = 0;
   for (double f = 1e3; f < 1e12; f *= 3) {
-    const double s = op_seconds(m, f, 0, 1);
+    const double s = op_seconds(m, f, 0, 1, false);
     EXPECT_GT(s, prev) << f;
     prev = s;
   }
   // Large operators scale with the team up to the cores, then lose.
   const double f = 1e9;
-  EXPECT_LT(op_seconds(m, f, 0, 4), op_seconds(m, f, 0, 2));
-  EXPECT_LT(op_seconds(m, f, 0, 2), op_seconds(m, f, 0, 1));
-  EXPECT_GT(op_seconds(m, f, 0, 8), op_seconds(m, f, 0, 4));
+  EXPECT_LT(op_seconds(m, f, 0, 4, false), op_seconds(m, f, 0, 2, false));
+  EXPECT_LT(op_seconds(m, f, 0, 2, false), op_seconds(m, f, 0, 1, false));
+  EXPECT_GT(op_seconds(m, f, 0, 8, false), op_seconds(m, f, 0, 4, false));
   // Tiny operators do not: the team's fork/join costs more than it saves.
-  EXPECT_GT(op_seconds(m, 1e3, 0, 4), op_seconds(m, 1e3, 0, 1));
+  EXPECT_GT(op_seconds(m, 1e3, 0, 4, false), op_seconds(m, 1e3, 0, 1, false));
   // Memory-bound light operators: bytes over per-core bandwidth.
-  EXPECT_NEAR(op_seconds(m, 0, 8e9, 1), m.op_overhead_s + 1.0, 1e-9);
+  EXPECT_NEAR(op_seconds(m, 0, 8e9, 1, false), m.op_overhead_s + 1.0, 1e-9);
 }
 
 TEST(MachineModel, OversubscribedTeamIsNeverFasterThanTheCores) {
   // A calibration whose 2-thread cell met other load: 3 and 4 threads on 2 cores look faster.
   MachineModel m = two_cores(true);
   m.rows[1].seconds = {1e6, 8e5, 6e5, 7e5};
-  EXPECT_NEAR(op_seconds(m, 1e6, 0, 2), 8e5, 1e-6);
-  EXPECT_NEAR(op_seconds(m, 1e6, 0, 3), 8e5, 1e-6);  // the fitting team's time stands
-  EXPECT_NEAR(op_seconds(m, 1e6, 0, 4), 8e5, 1e-6);
+  EXPECT_NEAR(op_seconds(m, 1e6, 0, 2, false), 8e5, 1e-6);
+  EXPECT_NEAR(op_seconds(m, 1e6, 0, 3, false), 8e5, 1e-6);  // the fitting team's time stands
+  EXPECT_NEAR(op_seconds(m, 1e6, 0, 4, false), 8e5, 1e-6);
   m.rows[1].seconds = {1e6, 5e5, 6e5, 7e5};  // measured slower: kept as measured
-  EXPECT_NEAR(op_seconds(m, 1e6, 0, 3), 6e5, 1e-6);
+  EXPECT_NEAR(op_seconds(m, 1e6, 0, 3, false), 6e5, 1e-6);
   // So a chain's plan does not oversubscribe on such a calibration.
   CostGraph chain;
   chain.ops = {op(1e6), op(1e6, {0}), op(1e6, {1})};
@@ -302,9 +302,9 @@ TEST(MachineModel, OversubscribedTeamIsNeverFasterThanTheCores) {
 
 TEST(MachineModel, InterpolatesBetweenCalibratedSizes) {
   MachineModel m = two_cores(true);
-  EXPECT_NEAR(op_seconds(m, 5e5, 0, 1), 5e5, 1e-3);
-  EXPECT_NEAR(op_seconds(m, 5e5, 0, 2), 2.5e5, 1e-3);
-  EXPECT_NEAR(op_seconds(m, 4e6, 0, 2), 2e6, 1e-3);  // above: per-FLOP rate of the last
+  EXPECT_NEAR(op_seconds(m, 5e5, 0, 1, false), 5e5, 1e-3);
+  EXPECT_NEAR(op_seconds(m, 5e5, 0, 2, false), 2.5e5, 1e-3);
+  EXPECT_NEAR(op_seconds(m, 4e6, 0, 2, false), 2e6, 1e-3);  // above: per-FLOP rate of the last
 }
 
 }  // namespace
