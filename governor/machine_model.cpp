@@ -133,10 +133,16 @@ MachineModel builtin_model(int cores, const CpuTraits& cpu) {
   return m;
 }
 
+namespace {
+// The CPUs the OpenMP runtime compares its threads with (MachineModel::cpus).
+long openmp_cpus(const MachineModel& m) {
+  return m.cpus > 0 ? m.cpus : std::max(1, m.cores);
+}
+}  // namespace
+
 bool teams_sleep(const MachineModel& m, int pools, int intra) {
   if (intra <= 1 || pools < 1) return false;
-  const long cpus = m.cpus > 0 ? m.cpus : std::max(1, m.cores);
-  return 1 + static_cast<long>(pools) * (intra - 1) > cpus;
+  return 1 + static_cast<long>(pools) * (intra - 1) > openmp_cpus(m);
 }
 
 double op_seconds(const MachineModel& m, double flops, double bytes, int threads,
@@ -148,8 +154,7 @@ double op_seconds(const MachineModel& m, double flops, double bytes, int threads
   // (teams_sleep: when the process keeps more OpenMP threads than CPUs). A
   // team larger than the CPUs sleeps by itself: its rows were measured so (a
   // calibration) or carry the preemption it pays instead (the built-in model).
-  const long cpus = m.cpus > 0 ? m.cpus : std::max(1, m.cores);
-  const double wake = t > 1 && t <= cpus && team_asleep ? m.team_wake_s : 0.0;
+  const double wake = t > 1 && t <= openmp_cpus(m) && team_asleep ? m.team_wake_s : 0.0;
   // The compute time of a team whose times are in column col of the rows.
   auto compute_in = [&](size_t col) {
     double compute = 0;

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -615,22 +616,18 @@ pwe_session* pwe_session_new(const void* model, size_t size, pwe_session_options
       // team's workers spin between regions: each operator of each inter-op
       // worker would then wake its team through the kernel. Frameworks build
       // and run their kernels on their pool threads; the caller keeps no team.
-      pwe_session* raw = s.get();
-      std::string build_error;
-      std::thread builder([raw, &o, &ok, &build_error] {
+      // What the build throws is rethrown here, to the handlers below.
+      std::exception_ptr thrown;
+      std::thread builder([raw = s.get(), &o, &ok, &e, &thrown] {
         try {
           omp_set_num_threads(raw->intra);
-          ok = raw->build(o.seed, &build_error);
-        } catch (const dnnl::error& ex) {
-          build_error = std::string("oneDNN: ") + ex.what();
-          ok = false;
-        } catch (const std::exception& ex) {
-          build_error = ex.what();
-          ok = false;
+          ok = raw->build(o.seed, &e);
+        } catch (...) {
+          thrown = std::current_exception();
         }
       });
       builder.join();
-      if (!ok) e = build_error;
+      if (thrown) std::rethrow_exception(thrown);
       if (ok) {
         for (int k = 0; k < s->inter; ++k) s->workers.emplace_back([p = s.get()] { p->worker(); });
       }
