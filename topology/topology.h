@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -107,5 +108,10 @@ Status budget_compute(const Machine& m, const BudgetInputs& in, Budget* out, std
 // "0-3,8,10-11" <-> {0,1,2,3,8,10,11}. Parsing rejects garbage (kInvalid).
 Status cpulist_parse(const std::string& text, std::vector<int>* out, std::string* err);
 std::string cpulist_format(const std::vector<int>& cpus);
+
+// The level-2 data cache of the physical core that `cpu` belongs to, in bytes, from
+// root/cpuN/cache/index*/ (root: normally "/sys/devices/system/cpu"); a cache shared by
+// several cores counts as its share per core. kUnsupported where sysfs lists none.
+Status l2_cache_per_core(const std::string& root, int cpu, int64_t* bytes, std::string* err);
 
 }  // namespace pw::topo
