@@ -181,6 +181,14 @@ int pw_cmd_calibrate(int argc, char** argv) {
         "  memory copy %.3g bytes/s; waking a pool %.3g s, signalling one %.3g s, waking a "
         "team %.3g s\n",
         m.bytes_per_s, m.wake_s, m.notify_s, m.team_wake_s);
+    if (m.cache_bytes > 0)
+      printf("  within the level-2 cache (%lld KiB per core): %.3g bytes/s\n",
+             static_cast<long long>(m.cache_bytes >> 10), m.cache_bytes_per_s);
+    if (!m.region_s.empty()) {
+      printf("  a parallel region's fork and join, teams of 1..%zu:", m.region_s.size());
+      for (double s : m.region_s) printf(" %.3g", s);
+      printf("\n");
+    }
     return found ? 0 : 1;
   }
   std::string path;

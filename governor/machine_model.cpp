@@ -21,25 +21,47 @@ constexpr double kGuestNotifyS = 1.4e-5;
 // What an oversubscribed team loses per operator and extra thread per core:
 // a fraction of a scheduler time slice (Linux's minimum granularity is 0.75-3 ms).
 constexpr double kBuiltinSliceS = 5e-5;
+// A team's compute lost per core past the first, at most: oneDNN's sgemm on two
+// cores of a KVM Xeon ran at 0.68-0.97 of twice its one-core rate (4e6-1e8 FLOPs).
+constexpr double kBuiltinTeamLoss = 0.2;
+// What a memory copy within one core's level-2 cache moves per clock cycle.
+constexpr double kBuiltinCacheBytesPerCycle = 32;
 constexpr int kMaxCores = 4096;
 constexpr size_t kMaxRows = 64;
 
-// One operator on a team of t threads whose threads are awake (spinning): the
-// compute at kBuiltinFlopsPerS per core, the team's fork/join (a barrier
-// tree, log2 t levels, and per-thread setup), and for a team larger than the
-// cores the time slices: each extra thread per core costs half the compute
-// again (a preempted thread stalls the whole team at the next barrier) and a
-// scheduler slice share at every operator.
-double builtin_seconds(double flops, int t, int cores, double flops_per_s) {
-  const int busy = std::min(t, cores);
-  double s = flops / (flops_per_s * busy);
-  if (t > cores) {
-    const double extra = static_cast<double>(t - cores) / cores;
-    s = s * (1.0 + 0.5 * extra) + kBuiltinSliceS * extra;
-  }
+// The fork and join of a team of t threads whose threads are awake
+// (spinning): a barrier tree, log2 t levels, and per-thread setup; for a team
+// larger than the cores, a scheduler slice share per extra thread per core.
+double builtin_region(int t, int cores) {
   int log2t = 0;
   while ((1 << log2t) < t) ++log2t;
-  return s + 1e-6 * log2t + 4e-7 * t;
+  double s = 1e-6 * log2t + 4e-7 * t;
+  if (t > cores) s += kBuiltinSliceS * static_cast<double>(t - cores) / cores;
+  return s;
+}
+
+// One operator on a team of t threads whose threads are awake: the compute at
+// flops_per_s per core, less kBuiltinTeamLoss of it per core past the first
+// (shares that end apart, memory that the cores share), and the team's
+// fork/join (builtin_region); for a team larger than the cores each extra
+// thread per core also costs half the compute again (a preempted thread
+// stalls the whole team at the next barrier).
+double builtin_seconds(double flops, int t, int cores, double flops_per_s) {
+  const int busy = std::min(t, cores);
+  double s = flops / (flops_per_s * busy) * (1 + kBuiltinTeamLoss * (busy - 1) / busy);
+  if (t > cores) s *= 1.0 + 0.5 * static_cast<double>(t - cores) / cores;
+  return s + builtin_region(t, cores);
+}
+
+// The CPUs the OpenMP runtime compares its threads with (MachineModel::cpus).
+long openmp_cpus(const MachineModel& m) {
+  return m.cpus > 0 ? m.cpus : std::max(1, m.cores);
+}
+
+// The fork and join of a team of t threads (MachineModel::region_s).
+double region_seconds(const MachineModel& m, int t) {
+  if (m.region_s.empty()) return 0;
+  return m.region_s[std::min(m.region_s.size(), static_cast<size_t>(t)) - 1];
 }
 
 bool double_parse(const char* s, const char** end, double* out) {
@@ -52,19 +74,32 @@ bool double_parse(const char* s, const char** end, double* out) {
   return true;
 }
 
-bool row_parse(const std::string& s, SizeRow* row) {
-  const char* p = s.c_str();
+// " s1 s2 ...": at least one time in (0, 1e4] s, at most one per team size.
+bool times_parse(const char* p, std::vector<double>* out) {
   const char* end = nullptr;
-  if (!double_parse(p, &end, &row->flops) || row->flops < 1 || row->flops > 1e16) return false;
-  p = end;
   while (*p == ' ') {
     double v = 0;
     if (!double_parse(p + 1, &end, &v) || v <= 0 || v > 1e4) return false;
-    row->seconds.push_back(v);
+    out->push_back(v);
     p = end;
-    if (row->seconds.size() > 2 * static_cast<size_t>(kMaxCores)) return false;
+    if (out->size() > 2 * static_cast<size_t>(kMaxCores)) return false;
   }
-  return *p == '\0' && !row->seconds.empty();
+  return *p == '\0' && !out->empty();
+}
+
+bool row_parse(const std::string& s, SizeRow* row) {
+  const char* end = nullptr;
+  if (!double_parse(s.c_str(), &end, &row->flops) || row->flops < 1 || row->flops > 1e16)
+    return false;
+  return times_parse(end, &row->seconds);
+}
+
+// "s1 s2 ...", the region_s line's rest.
+bool seconds_parse(const std::string& s, std::vector<double>* out) {
+  std::vector<double> v;
+  if (!times_parse((" " + s).c_str(), &v)) return false;
+  *out = std::move(v);
+  return true;
 }
 
 }  // namespace
@@ -119,6 +154,10 @@ MachineModel builtin_model(int cores, const CpuTraits& cpu) {
     m.notify_s = kGuestNotifyS;
   }
   m.team_wake_s = m.wake_s;
+  m.cache_bytes = std::max<int64_t>(0, cpu.l2_bytes);
+  m.cache_bytes_per_s =
+      cpu.mhz > 0 ? kBuiltinCacheBytesPerCycle * cpu.mhz * 1e6 : kBuiltinCacheBytesPerCycle * 1e9;
+  for (int t = 1; t <= 2 * m.cores; ++t) m.region_s.push_back(builtin_region(t, m.cores));
   char buf[160];
   snprintf(buf, sizeof buf, "built-in model for %d core(s), %.2g FLOP/s per core%s", m.cores, rate,
            cpu.hypervisor ? ", virtual machine's wake-up costs" : "");
@@ -133,13 +172,6 @@ MachineModel builtin_model(int cores, const CpuTraits& cpu) {
   return m;
 }
 
-namespace {
-// The CPUs the OpenMP runtime compares its threads with (MachineModel::cpus).
-long openmp_cpus(const MachineModel& m) {
-  return m.cpus > 0 ? m.cpus : std::max(1, m.cores);
-}
-}  // namespace
-
 bool teams_sleep(const MachineModel& m, int pools, int intra) {
   if (intra <= 1 || pools < 1) return false;
   return 1 + static_cast<long>(pools) * (intra - 1) > openmp_cpus(m);
@@ -149,7 +181,10 @@ double op_seconds(const MachineModel& m, double flops, double bytes, int threads
                   bool team_asleep) {
   const int t = std::max(1, threads);
   const int busy = std::min(t, std::max(1, m.cores));
-  double mem = bytes > 0 ? bytes / (m.bytes_per_s * busy) : 0;
+  // Bytes that fit in one core's cache come from there, each thread its share.
+  const bool cached = m.cache_bytes > 0 && m.cache_bytes_per_s > 0 && bytes <= m.cache_bytes;
+  const double rate = cached ? m.cache_bytes_per_s : m.bytes_per_s;
+  auto mem_on = [&](int k) { return bytes > 0 ? bytes / (rate * k) : 0.0; };
   // A sleeping team's threads are woken by each operator, light ones too
   // (teams_sleep: when the process keeps more OpenMP threads than CPUs). A
   // team larger than the CPUs sleeps by itself: its rows were measured so (a
@@ -186,8 +221,9 @@ double op_seconds(const MachineModel& m, double flops, double bytes, int threads
     }
     return compute;
   };
+  const bool computes = flops > 0 && !m.rows.empty();
   double compute = 0;
-  if (flops > 0 && !m.rows.empty()) {
+  if (computes) {
     compute = compute_in(static_cast<size_t>(t) - 1);
     // A team larger than the cores has no more compute than a team of the
     // cores and more to synchronise: where a calibration measured it faster
@@ -195,7 +231,14 @@ double op_seconds(const MachineModel& m, double flops, double bytes, int threads
     // team's time stands.
     if (t > busy) compute = std::max(compute, compute_in(static_cast<size_t>(busy) - 1));
   }
-  return m.op_overhead_s + std::max(compute, mem) + wake;
+  double work = std::max(compute, mem_on(busy));
+  // A team divides at best the one-thread time among its cores, and forks and
+  // joins for it, also where the rows' matrix product of that size did not.
+  if (t > 1 && (flops > 0 || bytes > 0)) {
+    const double one = std::max(computes ? compute_in(0) : 0.0, mem_on(1));
+    work = std::max(work, one / busy + region_seconds(m, t));
+  }
+  return m.op_overhead_s + work + wake;
 }
 
 std::string calibration_format(const Calibration& c) {
@@ -215,6 +258,19 @@ std::string calibration_format(const Calibration& c) {
   s += std::string("notify_s ") + buf + "\n";
   snprintf(buf, sizeof buf, "%.6g", c.model.team_wake_s);
   s += std::string("team_wake_s ") + buf + "\n";
+  if (c.model.cache_bytes > 0 && c.model.cache_bytes_per_s > 0) {
+    s += "cache_bytes " + std::to_string(c.model.cache_bytes) + "\n";
+    snprintf(buf, sizeof buf, "%.6g", c.model.cache_bytes_per_s);
+    s += std::string("cache_bytes_per_s ") + buf + "\n";
+  }
+  if (!c.model.region_s.empty()) {
+    s += "region_s";
+    for (double v : c.model.region_s) {
+      snprintf(buf, sizeof buf, " %.6g", v);
+      s += buf;
+    }
+    s += "\n";
+  }
   for (const SizeRow& r : c.model.rows) {
     snprintf(buf, sizeof buf, "%.6g", r.flops);
     s += std::string("size ") + buf;
@@ -279,6 +335,15 @@ Status calibration_parse(const std::string& text, const std::string& machine,
       if (!number_parse(rest, 0, 1e-1, &v)) return corrupt("bad 'team_wake_s'");
       c.model.team_wake_s = v;
       have_team_wake = true;
+    } else if (key == "cache_bytes") {
+      if (!number_parse(rest, 1024, 1LL << 40, &v) || v != std::floor(v))
+        return corrupt("bad 'cache_bytes'");
+      c.model.cache_bytes = static_cast<int64_t>(v);
+    } else if (key == "cache_bytes_per_s") {
+      if (!number_parse(rest, 1e6, 1e13, &v)) return corrupt("bad 'cache_bytes_per_s'");
+      c.model.cache_bytes_per_s = v;
+    } else if (key == "region_s") {
+      if (!seconds_parse(rest, &c.model.region_s)) return corrupt("bad 'region_s'");
     } else if (key == "size") {
       SizeRow r;
       if (!row_parse(rest, &r)) return corrupt("bad 'size' line " + std::to_string(lineno));
@@ -294,6 +359,12 @@ Status calibration_parse(const std::string& text, const std::string& machine,
     return corrupt("missing machine, budget, created, cores or size lines");
   // A calibration from before team_wake_s: its teams paid wake_s, as they did then.
   if (!have_team_wake) c.model.team_wake_s = c.model.wake_s;
+  // One from before region_s: the built-in model's fork and join.
+  if (c.model.region_s.empty())
+    for (int t = 1; t <= 2 * c.model.cores; ++t)
+      c.model.region_s.push_back(builtin_region(t, c.model.cores));
+  // One without the cache's rate moves every byte at bytes_per_s.
+  if (c.model.cache_bytes_per_s <= 0) c.model.cache_bytes = 0;
   if (c.model.rows[0].seconds.size() < static_cast<size_t>(c.model.cores))
     return corrupt("fewer team sizes than cores");
   if (c.machine != machine) {

@@ -26,7 +26,19 @@ struct MachineModel {
   std::string source = "builtin";  // "builtin" or "calibration" (+ when, in `detail`)
   std::string detail;              // one line for the report
   int cores = 1;
-  double bytes_per_s = 8e9;     // one core streaming memory (light operators)
+  double bytes_per_s = 8e9;  // one core streaming memory (light operators)
+  // An operator whose bytes fit in one core's level-2 cache (cache_bytes; 0:
+  // unknown) moves them at cache_bytes_per_s per thread instead: the weights
+  // and activations of small operators stay there from one run to the next.
+  int64_t cache_bytes = 0;
+  double cache_bytes_per_s = 0;
+  // An empty OpenMP parallel region on a team of t threads (region_s[t - 1]),
+  // its workers spinning between regions as they do between operators: the
+  // fork and join that every operator on a team pays, light ones too (oneDNN
+  // forks its team for an element-wise operator of any size). Beyond the
+  // list, its last entry; an empty list: nothing beyond the rows. A
+  // calibration file from before it gets the built-in model's.
+  std::vector<double> region_s;
   double op_overhead_s = 3e-6;  // fixed cost of dispatching one operator
   // Waking a sleeping thread (futex wake and a context switch): what an
   // operator pays when an idle inter-op pool must be woken to run it.
@@ -58,6 +70,7 @@ struct CpuTraits {
   bool hypervisor = false;  // the "hypervisor" flag: a virtual machine's guest
   int vector_bits = 0;      // widest FMA vectors: 512 (avx512f), 256 (avx2 + fma); 0 unknown
   double mhz = 0;           // the first CPU's "cpu MHz"; 0 unknown
+  int64_t l2_bytes = 0;     // one core's level-2 cache (sysfs); 0 unknown
 };
 // Parses /proc/cpuinfo's text (x86 fields; other architectures give unknowns).
 CpuTraits cpu_traits_parse(const std::string& cpuinfo);
@@ -70,7 +83,12 @@ CpuTraits cpu_traits_parse(const std::string& cpuinfo);
 // a team of t <= cores threads
 // runs an operator of f FLOPs in
 //   f / (2.5e10 * t) + 1e-6 * ceil(log2 t) (fork/join) + 4e-7 * t (per-thread setup)
-// with its threads awake; an oversubscribed team (t > cores) gets the cores'
+// with its threads awake (the last two terms are its region_s); light
+// operators stream 8e9 bytes/s per core from memory, and those that fit in
+// one core's level-2 cache (its size from sysfs) 32 bytes per clock cycle
+// (3.2e10 bytes/s where the clock is unknown), which is what a memory copy
+// within the L2 moves on recent x86 cores (1e11 bytes/s measured on a
+// 2.5 GHz KVM Xeon); an oversubscribed team (t > cores) gets the cores'
 // throughput, and each extra thread per core, x = (t - cores) / cores, adds
 // half the compute again and 50 us (a share of a scheduler slice: preempted
 // threads stall the team's barriers). Waking a sleeping thread costs
@@ -106,7 +124,12 @@ bool teams_sleep(const MachineModel& m, int pools, int intra);
 
 // Seconds for one operator of `flops` FLOPs and `bytes` bytes moved on a team
 // of `threads` threads, alone on the budget: the dispatch overhead, the
-// larger of compute and memory time, and team_wake_s when threads > 1 and
+// larger of compute and memory time (memory at cache_bytes_per_s where the
+// bytes fit in cache_bytes), on a team of t > 1 never less than its time on
+// one thread divided among the team's cores plus the team's fork and join
+// (region_s: the calibrated rows are of a matrix product that a small size
+// runs on one thread, where most operators still fork the team), and
+// team_wake_s when threads > 1 and
 // the team's threads sleep between operators (`team_asleep`: teams_sleep()
 // for the plan the operator runs under) and the team fits the CPUs (a larger
 // team's own times, measured or built in, are those of a sleeping team).

@@ -235,7 +235,16 @@ gov::CpuTraits cpu_traits(const topo::Machine& m) {
   // then formats only the first few CPUs' text.
   std::string text, why;
   file_read_capped("/proc/cpuinfo", 16 << 10, &text, &why);
-  return gov::cpu_traits_parse(text);
+  gov::CpuTraits t = gov::cpu_traits_parse(text);
+  // The first PU's core stands for all: a budget's cores are of one kind, bar
+  // hybrid parts, where this is whichever kind CPU 0 is.
+  int first = 0;
+  if (!m.sockets.empty() && !m.sockets[0].cores.empty() && !m.sockets[0].cores[0].pus.empty())
+    first = m.sockets[0].cores[0].pus[0];
+  int64_t l2 = 0;
+  if (topo::l2_cache_per_core("/sys/devices/system/cpu", first, &l2, nullptr) == Status::kOk)
+    t.l2_bytes = l2;
+  return t;
 }
 
 gov::MachineModel calibration_load(const std::string& dir, const std::string& machine,

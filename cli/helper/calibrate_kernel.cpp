@@ -6,14 +6,18 @@
 // core i, wrapping around, as governed teams are; the team sizes take turns
 // batch by batch), prints the median time of one operator over several timed
 // batches (the median of three passes over the sizes); then the single-core
-// streaming bandwidth, the latency of waking a sleeping thread on another
-// core, what signalling one costs the signaller, and what an OpenMP team's
-// region pays for waking its workers when they sleep between regions. Output
+// streaming bandwidth (from memory, and within one core's level-2 cache), an
+// empty parallel region's time on each team size, the latency of waking a
+// sleeping thread on another core, what signalling one costs the signaller,
+// and what an OpenMP team's region pays for waking its workers when they
+// sleep between regions. Output
 // lines (the body of a calibration file, governor/machine_model.h):
 //   size <flops> <seconds at 1 thread> ... <seconds at max_team threads>
 //   bytes_per_s <bytes per second>
 //   wake_s <seconds>
 //   notify_s <seconds>
+//   cache_bytes <bytes>, cache_bytes_per_s <bytes per second>   (where sysfs lists the L2)
+//   region_s <seconds at 1 thread> ... <seconds at max_team threads>
 //   team_wake_s <seconds>   (not printed on a budget of one core)
 // Where oneDNN is present (libdnnl.so.2, opened at run time: the helper
 // needs nothing beyond libc and libgomp), the operator is oneDNN's own sgemm,
@@ -231,22 +235,66 @@ void wake_seconds(const std::vector<int>& cores, double* wake_s, double* notify_
   *notify_s = std::max(1e-8, median(notifies));
 }
 
-// The median time of an empty parallel region of two threads (pinned to the
-// budget's first two cores by team_pin), each started `gap_s` after the last
-// one ended, the master spinning in between as a thread between operators does.
-double region_seconds(double gap_s) {
+// The median time of an empty parallel region of `team` threads (pinned to
+// the budget's cores by team_pin), each started `gap_s` after the last one
+// ended, the master spinning in between as a thread between operators does;
+// `reps` regions, fewer where they pass `limit_s` (20 at least).
+double region_seconds(int team, double gap_s, int reps = 400, double limit_s = 1.0) {
   std::vector<double> v;
-  v.reserve(400);
-  for (int r = 0; r < 400; ++r) {
+  v.reserve(static_cast<size_t>(reps));
+  const double until = now_s() + limit_s;
+  for (int r = 0; r < reps && (r < 20 || now_s() < until); ++r) {
     spin_for(gap_s);
     const double t0 = now_s();
-#pragma omp parallel num_threads(2)
+#pragma omp parallel num_threads(team)
     {
       std::atomic_signal_fence(std::memory_order_seq_cst);  // a region the compiler keeps
     }
     v.push_back(now_s() - t0);
   }
   return median(v);
+}
+
+// Between regions: the executor's bookkeeping, a light operator.
+constexpr double kGap = 2e-5;
+
+// The fork and join of each team size 1..max_team, threads pinned as the
+// governor pins them, measured in the order of team size: the fitting teams
+// first, while the process manages no more OpenMP threads than CPUs and
+// their workers spin between regions, as a governed plan within the cores
+// keeps them; then the oversubscribed ones, whose workers sleep.
+std::vector<double> region_row(int max_team, const std::vector<int>& cores) {
+  std::vector<double> out;
+  for (int team = 1; team <= max_team; ++team) {
+    team_pin(team, cores);
+    region_seconds(team, kGap, 5);  // the team's threads started and spinning
+    // Up to 20 ms a size: a budget of 128 cores has 256 of them.
+    out.push_back(std::max(1e-8, region_seconds(team, kGap, 200, 0.02)));
+  }
+  return out;
+}
+
+// What a memory copy moves per second (bytes read and written) within one
+// core's level-2 cache of `l2` bytes: two buffers of a quarter of it each.
+double cache_bytes_per_s(int64_t l2) {
+  const size_t n = static_cast<size_t>(l2 / 4) / sizeof(float);
+  std::vector<float> src(n, 1.0f), dst(n, 0.0f);
+  int batch = 1;
+  double best = 1e30;
+  for (int r = 0; r < 12; ++r) {
+    const double t0 = now_s();
+    for (int k = 0; k < batch; ++k) {
+      std::memcpy(dst.data(), src.data(), n * sizeof(float));
+      src[static_cast<size_t>(k) % n] = dst[n - 1];
+    }
+    const double t = now_s() - t0;
+    if (t < 1e-3 && batch < (1 << 20)) {
+      batch *= 2;
+      continue;
+    }
+    best = std::min(best, t / batch);
+  }
+  return best < 1e30 ? 2.0 * n * sizeof(float) / best : 0;
 }
 
 // What an operator on a team pays for waking the team's workers: a region of
@@ -260,9 +308,8 @@ double region_seconds(double gap_s) {
 // than two cores.
 double team_wake_seconds(const std::vector<int>& cores) {
   if (cores.size() < 2) return -1;
-  constexpr double kGap = 2e-5;  // between regions: the executor's bookkeeping, a light operator
   team_pin(2, cores);
-  const double spinning = region_seconds(kGap);
+  const double spinning = region_seconds(2, kGap);
   std::mutex mu;
   std::condition_variable cv;
   bool ready = false, stop = false;
@@ -281,7 +328,7 @@ double team_wake_seconds(const std::vector<int>& cores) {
   }
   spin_for(2e-3);  // the keeper's workers go to sleep
   team_pin(2, cores);
-  const double sleeping = region_seconds(kGap);
+  const double sleeping = region_seconds(2, kGap);
   {
     std::lock_guard<std::mutex> lock(mu);
     stop = true;
@@ -311,6 +358,7 @@ int main(int argc, char** argv) {
   // thread to one place, and the wake-up needs two.
   double wake_s = 0, notify_s = 0;
   wake_seconds(cores, &wake_s, &notify_s);
+  const std::vector<double> region = region_row(max_team, cores);
   const SgemmFn sgemm = onednn_sgemm();
   // Three passes over the sizes, each cell the median of its passes: a burst
   // of the host's load that outlasts one size's rounds (a shared host that
@@ -335,6 +383,18 @@ int main(int argc, char** argv) {
   }
   fflush(stdout);
   printf("bytes_per_s %.6g\n", stream_bytes_per_s());
+  int64_t l2 = 0;
+  if (!cores.empty() &&
+      pw::topo::l2_cache_per_core("/sys/devices/system/cpu", cores[0], &l2, nullptr) ==
+          pw::topo::Status::kOk &&
+      l2 >= 64 << 10) {
+    const double rate = cache_bytes_per_s(l2);
+    if (rate > 0)
+      printf("cache_bytes %lld\ncache_bytes_per_s %.6g\n", static_cast<long long>(l2), rate);
+  }
+  printf("region_s");
+  for (double v : region) printf(" %.6g", v);
+  printf("\n");
   printf("wake_s %.6g\n", wake_s);
   printf("notify_s %.6g\n", notify_s);
   const double team_wake_s = team_wake_seconds(cores);

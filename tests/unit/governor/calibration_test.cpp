@@ -2,6 +2,8 @@
 // status for corrupt, truncated, foreign-machine, other-budget and stale ones.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "governor/machine_model.h"
 
 namespace pw::gov {
@@ -20,6 +22,9 @@ Calibration sample() {
   c.model.wake_s = 2.5e-5;
   c.model.notify_s = 1.2e-5;
   c.model.team_wake_s = 5.5e-5;
+  c.model.cache_bytes = 2 << 20;
+  c.model.cache_bytes_per_s = 9e10;
+  c.model.region_s = {4e-7, 8e-7, 7.5e-5, 1e-4};
   return c;
 }
 
@@ -39,6 +44,9 @@ TEST(Calibration, RoundTrip) {
   EXPECT_DOUBLE_EQ(back.model.wake_s, 2.5e-5);
   EXPECT_DOUBLE_EQ(back.model.notify_s, 1.2e-5);
   EXPECT_DOUBLE_EQ(back.model.team_wake_s, 5.5e-5);
+  EXPECT_EQ(back.model.cache_bytes, 2 << 20);
+  EXPECT_DOUBLE_EQ(back.model.cache_bytes_per_s, 9e10);
+  EXPECT_EQ(back.model.region_s, (std::vector<double>{4e-7, 8e-7, 7.5e-5, 1e-4}));
   for (double f : {1e5, 3e7, 1e9})
     for (int t = 1; t <= 4; ++t)
       EXPECT_NEAR(op_seconds(back.model, f, 0, t, true), op_seconds(c.model, f, 0, t, true),
@@ -64,11 +72,33 @@ TEST(Calibration, Corrupt) {
   EXPECT_EQ(parse(good + "size 1 1\n", &out, &why), Status::kCorrupt);
   EXPECT_EQ(parse(std::string(kCalibrationMaxBytes + 1, 'x'), &out, &why), Status::kCorrupt);
   // Each number made bad in turn.
-  for (const char* bad :
-       {"cores 0", "cores 2.5", "bytes_per_s nan", "bytes_per_s -1", "op_overhead_s 7",
-        "wake_s -1e-6", "wake_s 1", "notify_s -1e-6", "notify_s 0.5", "team_wake_s -1e-6",
-        "team_wake_s 0.2", "team_wake_s x", "created soon", "size 1e9 0.1 -0.2 0.1 0.1",
-        "size 1e9 0.1 inf 0.1 0.1", "size 1e9", "size 1e12 1 1 1 1"}) {
+  for (const char* bad : {"cores 0",
+                          "cores 2.5",
+                          "bytes_per_s nan",
+                          "bytes_per_s -1",
+                          "op_overhead_s 7",
+                          "wake_s -1e-6",
+                          "wake_s 1",
+                          "notify_s -1e-6",
+                          "notify_s 0.5",
+                          "team_wake_s -1e-6",
+                          "team_wake_s 0.2",
+                          "team_wake_s x",
+                          "created soon",
+                          "size 1e9 0.1 -0.2 0.1 0.1",
+                          "size 1e9 0.1 inf 0.1 0.1",
+                          "size 1e9",
+                          "size 1e12 1 1 1 1",
+                          "cache_bytes 512",
+                          "cache_bytes 3000.5",
+                          "cache_bytes -1",
+                          "cache_bytes_per_s 0",
+                          "cache_bytes_per_s 1e14",
+                          "region_s",
+                          "region_s 1e-6,2e-6",
+                          "region_s 1e-6 0",
+                          "region_s 1e-6 nan",
+                          "region_s 1e-6 2e-6 x"}) {
     std::string t = good;
     const std::string key = std::string(bad).substr(0, std::string(bad).find(' '));
     const size_t at = t.find("\n" + key + " ");
@@ -106,6 +136,106 @@ TEST(Calibration, FileWithoutTeamWakeGivesTeamsTheWakeItMeasured) {
   ASSERT_EQ(parse(t, &out, &why), Status::kOk) << why;
   EXPECT_DOUBLE_EQ(out.model.team_wake_s, 2.5e-5);
   EXPECT_DOUBLE_EQ(out.model.wake_s, 2.5e-5);
+}
+
+TEST(Calibration, FileWithoutRegionsGivesTeamsTheBuiltInForkAndJoin) {
+  // Written before region_s: a team's fork and join are the built-in model's.
+  std::string t = calibration_format(sample());
+  const size_t at = t.find("\nregion_s ");
+  ASSERT_NE(at, std::string::npos);
+  t.erase(at + 1, t.find('\n', at + 1) - at);
+  Calibration out;
+  std::string why;
+  ASSERT_EQ(parse(t, &out, &why), Status::kOk) << why;
+  EXPECT_EQ(out.model.region_s, builtin_model(2).region_s);
+}
+
+TEST(Calibration, FileWithoutTheCachesRateMovesEveryByteFromMemory) {
+  std::string t = calibration_format(sample());
+  const size_t at = t.find("\ncache_bytes_per_s ");
+  ASSERT_NE(at, std::string::npos);
+  t.erase(at + 1, t.find('\n', at + 1) - at);
+  Calibration out;
+  std::string why;
+  ASSERT_EQ(parse(t, &out, &why), Status::kOk) << why;
+  EXPECT_EQ(out.model.cache_bytes, 0);
+  EXPECT_DOUBLE_EQ(op_seconds(out.model, 0, 1e6, 1, false),
+                   out.model.op_overhead_s + 1e6 / 1.25e10);
+}
+
+// A model whose rows are a matrix product that runs on one thread below 1e6
+// FLOPs (both team sizes alike, as oneDNN's sgemm does at n = 16..64) and
+// scales at 1e8; no overhead, so that each term shows.
+MachineModel flat_small_rows() {
+  MachineModel m;
+  m.cores = 2;
+  m.op_overhead_s = 0;
+  m.bytes_per_s = 1e10;
+  m.rows = {{1e4, {1e-6, 1e-6}}, {1e6, {1e-4, 1e-4}}, {1e8, {1e-2, 5.5e-3}}};
+  m.region_s = {0, 2e-6, 5e-5, 8e-5};
+  return m;
+}
+
+TEST(MachineModel, ATeamForksAndJoinsWhereTheRowsRanOnOneThread) {
+  const MachineModel m = flat_small_rows();
+  // 1e4 FLOPs: 1 us on one thread; on two, never less than half of it plus the fork and
+  // join (0.5 + 2 us), where the rows said 1 us.
+  EXPECT_DOUBLE_EQ(op_seconds(m, 1e4, 0, 1, false), 1e-6);
+  EXPECT_DOUBLE_EQ(op_seconds(m, 1e4, 0, 2, false), 0.5e-6 + 2e-6);
+  // 1e8 FLOPs: the rows' 5.5 ms stand, above 10 / 2 + 0.002 ms.
+  EXPECT_DOUBLE_EQ(op_seconds(m, 1e8, 0, 2, false), 5.5e-3);
+  // A light operator (bytes only) forks its team too: 1e4 bytes at 1e10/s is 1 us on one
+  // thread, 0.5 us per thread on two, plus the fork and join.
+  EXPECT_DOUBLE_EQ(op_seconds(m, 0, 1e4, 1, false), 1e-6);
+  EXPECT_DOUBLE_EQ(op_seconds(m, 0, 1e4, 2, false), 0.5e-6 + 2e-6);
+  // A view moves nothing and runs no region.
+  EXPECT_DOUBLE_EQ(op_seconds(m, 0, 0, 2, false), 0);
+  // A team larger than the cores pays its own, larger, region on the cores' share.
+  EXPECT_DOUBLE_EQ(op_seconds(m, 1e4, 0, 4, false), 0.5e-6 + 8e-5);
+  // Beyond the list, its last entry; without one, nothing beyond the rows.
+  EXPECT_DOUBLE_EQ(op_seconds(m, 1e4, 0, 6, false), 0.5e-6 + 8e-5);
+  MachineModel bare = m;
+  bare.region_s.clear();
+  EXPECT_DOUBLE_EQ(op_seconds(bare, 1e4, 0, 2, false), 1e-6);
+}
+
+TEST(MachineModel, BytesThatFitInOneCoresCacheMoveAtTheCachesRate) {
+  MachineModel m = flat_small_rows();
+  m.region_s.clear();
+  m.cache_bytes = 1 << 20;
+  m.cache_bytes_per_s = 1e11;
+  // 512 KiB fit: 1e11 bytes/s per thread; 2 MiB do not: 1e10.
+  EXPECT_DOUBLE_EQ(op_seconds(m, 0, 512 << 10, 1, false), (512 << 10) / 1e11);
+  EXPECT_DOUBLE_EQ(op_seconds(m, 0, 512 << 10, 2, false), (512 << 10) / 2e11);
+  EXPECT_DOUBLE_EQ(op_seconds(m, 0, 2 << 20, 1, false), (2 << 20) / 1e10);
+  // Whether they fit is the operator's bytes against one core's cache, whatever the team:
+  // two threads do not make 2 MiB fit.
+  EXPECT_DOUBLE_EQ(op_seconds(m, 0, 2 << 20, 2, false), (2 << 20) / 2e10);
+  // A matrix product of few FLOPs and many cached bytes is as long as its bytes take.
+  EXPECT_DOUBLE_EQ(op_seconds(m, 1e4, 512 << 10, 1, false), (512 << 10) / 1e11);
+  // No cache known: every byte from memory.
+  m.cache_bytes = 0;
+  EXPECT_DOUBLE_EQ(op_seconds(m, 0, 512 << 10, 1, false), (512 << 10) / 1e10);
+}
+
+TEST(BuiltinModel, ForkAndJoinPerTeamSizeAndTheCacheFromTheTraits) {
+  const MachineModel m = builtin_model(2);
+  // Team sizes 1..2 x cores: 1 us per level of the barrier tree, 0.4 us per thread, and
+  // 50 us per extra thread per core beyond the cores.
+  ASSERT_EQ(m.region_s.size(), 4u);
+  EXPECT_DOUBLE_EQ(m.region_s[0], 4e-7);
+  EXPECT_DOUBLE_EQ(m.region_s[1], 1e-6 + 8e-7);
+  EXPECT_DOUBLE_EQ(m.region_s[2], 2e-6 + 1.2e-6 + 2.5e-5);
+  EXPECT_DOUBLE_EQ(m.region_s[3], 2e-6 + 1.6e-6 + 5e-5);
+  EXPECT_EQ(m.cache_bytes, 0);
+  CpuTraits t;
+  t.l2_bytes = 2 << 20;
+  t.mhz = 2500;
+  const MachineModel c = builtin_model(2, t);
+  EXPECT_EQ(c.cache_bytes, 2 << 20);
+  EXPECT_DOUBLE_EQ(c.cache_bytes_per_s, 32 * 2.5e9);
+  t.mhz = 0;
+  EXPECT_DOUBLE_EQ(builtin_model(2, t).cache_bytes_per_s, 3.2e10);
 }
 
 TEST(MachineModel, TeamsSleepOnceTheProcessKeepsMoreOpenMPThreadsThanCPUs) {

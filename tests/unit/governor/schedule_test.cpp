@@ -261,6 +261,26 @@ TEST(Choose, DiamondCandidatesUpToTwiceTheCores) {
   EXPECT_EQ(candidates_predict(diamond(), 2, 2, two_cores(true)).size(), 6u);
 }
 
+TEST(Choose, AChainOfLightOperatorsStaysOnOneThreadWhereATeamMustForkForEach) {
+  // Ten operators of 1 s each on one thread in a chain, on a model whose team of two forks
+  // and joins for 0.6 s at every operator (region_s) and scales perfectly otherwise.
+  MachineModel m = two_cores(true);
+  m.region_s = {0, 0.6, 0.6, 0.6};
+  CostGraph chain;
+  for (uint32_t i = 0; i < 10; ++i) chain.ops.push_back(i ? op(1, {i - 1}) : op(1));
+  EXPECT_NEAR(simulate(chain, 1, 1, m), 10, 1e-9);
+  EXPECT_NEAR(simulate(chain, 1, 2, m), 10 * (0.5 + 0.6), 1e-9);  // 11 s
+  const ModelChoice c = model_choose(chain, 2, 2, m);
+  const Candidate& a = c.candidates[static_cast<size_t>(c.chosen)];
+  EXPECT_EQ(a.pools, 1);
+  EXPECT_EQ(a.intra, 1);
+  // Operators ten times larger: the team's fork is worth it (10 x (5 + 0.6) = 56 s < 100 s).
+  for (OpCost& o : chain.ops) o.flops = 10;
+  const ModelChoice big = model_choose(chain, 2, 2, m);
+  EXPECT_EQ(big.candidates[static_cast<size_t>(big.chosen)].intra, 2);
+  EXPECT_NEAR(big.candidates[static_cast<size_t>(big.chosen)].seconds, 56, 1e-9);
+}
+
 TEST(MachineModel, BuiltinIsMonotoneAndPenalisesOversubscription) {
   const MachineModel m = builtin_model(4);
   EXPECT_EQ(m.rows.front().seconds.size(), 8u);
