@@ -7,6 +7,7 @@
 #include <sched.h>
 
 #include <array>
+#include <atomic>
 #include <cfloat>
 #include <chrono>
 #include <condition_variable>
@@ -120,8 +121,10 @@ struct pwe_session {
   std::condition_variable work_cv, done_cv;
   std::deque<int> ready;
   std::vector<int> pending;
-  size_t remaining = 0;
-  bool stop = false;
+  // Written under mu; read without it by threads that spin before they sleep.
+  std::atomic<size_t> queued{0};  // ready.size()
+  std::atomic<size_t> remaining{0};
+  std::atomic<bool> stop{false};
   std::string error;
   std::vector<std::thread> workers;
 
@@ -160,6 +163,27 @@ struct pwe_session {
     }
   }
 
+  // Where the session's operators run on one thread each, an idle worker and
+  // the waiting caller poll for up to kSpinUs, yielding the core at each poll,
+  // before they sleep on a condition variable (Eigen's thread pool, under
+  // TensorFlow's inter-op workers, and ONNX Runtime's also spin before they
+  // block). A thread that slept on an idle core and is woken from another costs
+  // its waker an inter-processor interrupt (in a virtual machine, an exit to
+  // the hypervisor: 30-60 us measured on KVM guests), once per hand-off; on a
+  // graph of tens of microseconds that was most of an iteration, and whether
+  // the scheduler had put the caller beside the worker decided it, run by run.
+  // Yielding lets a thread that shares the core (the caller beside a worker)
+  // run. Teams of two or more threads do not poll: libgomp's workers spin
+  // between regions and keep the cores awake themselves, without yielding, and
+  // a thread that yielded to one would wait for a time slice.
+  template <typename Done>
+  void spin_until(Done done) const {
+    if (intra > 1) return;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinUs);
+    while (!done() && std::chrono::steady_clock::now() < until) sched_yield();
+  }
+  static constexpr int kSpinUs = 200;
+
   void worker() {
     // The intra-op team of every operator this worker runs: OpenMP's team size is
     // a per-thread setting, so each worker sets its own.
@@ -167,10 +191,16 @@ struct pwe_session {
     dnnl::stream strm(eng);
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
+      if (!stop && ready.empty()) {
+        lock.unlock();
+        spin_until([&] { return stop.load() || queued.load() > 0; });
+        lock.lock();
+      }
       work_cv.wait(lock, [&] { return stop || !ready.empty(); });
       if (stop) return;
       const int i = ready.front();
       ready.pop_front();
+      queued = ready.size();
       lock.unlock();
       std::string failure;
       try {
@@ -188,6 +218,7 @@ struct pwe_session {
       size_t woken = 0;
       for (int s : ops[static_cast<size_t>(i)].succ)
         if (--pending[static_cast<size_t>(s)] == 0) ready.push_back(s), ++woken;
+      queued = ready.size();
       if (woken > 1)
         work_cv.notify_all();
       else if (woken == 1)
@@ -205,7 +236,11 @@ struct pwe_session {
     remaining = ops.size();
     for (size_t i = 0; i < ops.size(); ++i)
       if (!pending[i]) ready.push_back(static_cast<int>(i));
+    queued = ready.size();
     work_cv.notify_all();
+    lock.unlock();
+    spin_until([&] { return remaining.load() == 0; });
+    lock.lock();
     done_cv.wait(lock, [&] { return remaining == 0; });
     if (!error.empty()) {
       *err = error;
