@@ -80,10 +80,11 @@ CpuTraits cpu_traits_parse(const std::string& cpuinfo);
 // vector width, 80% of two FMA units' peak (0.8 x clock x 2 units x 2 x
 // float lanes: 1.33e11 FLOP/s for AVX-512 at 2.6 GHz, where oneDNN's sgemm
 // measured 1.7e11 on one core of a KVM Xeon, with turbo), else 2.5e10 FLOP/s;
-// a team of t <= cores threads
-// runs an operator of f FLOPs in
-//   f / (2.5e10 * t) + 1e-6 * ceil(log2 t) (fork/join) + 4e-7 * t (per-thread setup)
-// with its threads awake (the last two terms are its region_s); light
+// a team of t <= cores threads runs an operator of f FLOPs, at that rate R, in
+//   f / (R * t) * (1 + 0.2 * (t - 1) / t) + 1e-6 * ceil(log2 t) (fork/join)
+//     + 4e-7 * t (per-thread setup)
+// with its threads awake (the second factor: what a team loses to shares that
+// end apart and memory its cores share; the last two terms are its region_s); light
 // operators stream 8e9 bytes/s per core from memory, and those that fit in
 // one core's level-2 cache (its size from sysfs) 32 bytes per clock cycle
 // (3.2e10 bytes/s where the clock is unknown), which is what a memory copy
