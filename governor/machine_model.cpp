@@ -40,6 +40,13 @@ double builtin_region(int t, int cores) {
   return s;
 }
 
+// builtin_region for team sizes 1..2 x cores (MachineModel::region_s).
+std::vector<double> builtin_regions(int cores) {
+  std::vector<double> v;
+  for (int t = 1; t <= 2 * cores; ++t) v.push_back(builtin_region(t, cores));
+  return v;
+}
+
 // One operator on a team of t threads whose threads are awake: the compute at
 // flops_per_s per core, less kBuiltinTeamLoss of it per core past the first
 // (shares that end apart, memory that the cores share), and the team's
@@ -157,7 +164,7 @@ MachineModel builtin_model(int cores, const CpuTraits& cpu) {
   m.cache_bytes = std::max<int64_t>(0, cpu.l2_bytes);
   m.cache_bytes_per_s =
       cpu.mhz > 0 ? kBuiltinCacheBytesPerCycle * cpu.mhz * 1e6 : kBuiltinCacheBytesPerCycle * 1e9;
-  for (int t = 1; t <= 2 * m.cores; ++t) m.region_s.push_back(builtin_region(t, m.cores));
+  m.region_s = builtin_regions(m.cores);
   char buf[160];
   snprintf(buf, sizeof buf, "built-in model for %d core(s), %.2g FLOP/s per core%s", m.cores, rate,
            cpu.hypervisor ? ", virtual machine's wake-up costs" : "");
@@ -360,9 +367,7 @@ Status calibration_parse(const std::string& text, const std::string& machine,
   // A calibration from before team_wake_s: its teams paid wake_s, as they did then.
   if (!have_team_wake) c.model.team_wake_s = c.model.wake_s;
   // One from before region_s: the built-in model's fork and join.
-  if (c.model.region_s.empty())
-    for (int t = 1; t <= 2 * c.model.cores; ++t)
-      c.model.region_s.push_back(builtin_region(t, c.model.cores));
+  if (c.model.region_s.empty()) c.model.region_s = builtin_regions(c.model.cores);
   // One without the cache's rate moves every byte at bytes_per_s.
   if (c.model.cache_bytes_per_s <= 0) c.model.cache_bytes = 0;
   if (c.model.rows[0].seconds.size() < static_cast<size_t>(c.model.cores))

@@ -242,7 +242,7 @@ gov::CpuTraits cpu_traits(const topo::Machine& m) {
   if (!m.sockets.empty() && !m.sockets[0].cores.empty() && !m.sockets[0].cores[0].pus.empty())
     first = m.sockets[0].cores[0].pus[0];
   int64_t l2 = 0;
-  if (topo::l2_cache_per_core("/sys/devices/system/cpu", first, &l2, nullptr) == Status::kOk)
+  if (topo::l2_cache_per_core(topo::kSysfsCpuRoot, first, &l2, nullptr) == Status::kOk)
     t.l2_bytes = l2;
   return t;
 }

@@ -110,7 +110,7 @@ Status machine_load(const std::string& spec, Machine* out, std::string* err) {
     Status st = internal::hwloc_load("", out, &hwloc_err);
     if (st == Status::kOk) return st;
     std::string sysfs_err;
-    st = internal::sysfs_load("/sys/devices/system/cpu", out, &sysfs_err);
+    st = internal::sysfs_load(kSysfsCpuRoot, out, &sysfs_err);
     if (st != Status::kOk) internal::err_set(err, hwloc_err + "; " + sysfs_err);
     return st;
   } catch (const std::bad_alloc&) {

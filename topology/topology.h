@@ -22,6 +22,9 @@ namespace pw::topo {
 // The hwloc that the topology backend dlopens (RTLD_LOCAL), by soname.
 inline constexpr char kHwlocLibrary[] = "libhwloc.so.15";
 
+// Where Linux lists the CPUs (topology, caches) in sysfs.
+inline constexpr char kSysfsCpuRoot[] = "/sys/devices/system/cpu";
+
 // Statuses returned here: kOk, kUnsupported, kInvalid, kIoError.
 using Status = pw::Status;
 
@@ -110,7 +113,7 @@ Status cpulist_parse(const std::string& text, std::vector<int>* out, std::string
 std::string cpulist_format(const std::vector<int>& cpus);
 
 // The level-2 data cache of the physical core that `cpu` belongs to, in bytes, from
-// root/cpuN/cache/index*/ (root: normally "/sys/devices/system/cpu"); a cache shared by
+// root/cpuN/cache/index*/ (root: normally kSysfsCpuRoot); a cache shared by
 // several cores counts as its share per core. kUnsupported where sysfs lists none.
 Status l2_cache_per_core(const std::string& root, int cpu, int64_t* bytes, std::string* err);
 

@@ -143,17 +143,29 @@ std::vector<double> time_op(SgemmFn sgemm, int n, int max_team, double budget_s,
   return out;
 }
 
-double stream_bytes_per_s() {
-  const size_t n = 16u << 20;  // 64 MiB of floats, twice
+// What a memory copy moves per second (bytes read and written) between two
+// buffers of `bytes` each: the fastest of `reps` timings, each of enough
+// copies to last a millisecond.
+double copy_bytes_per_s(size_t bytes, int reps) {
+  const size_t n = std::max<size_t>(1, bytes / sizeof(float));
   std::vector<float> src(n, 1.0f), dst(n, 0.0f);
+  int batch = 1;
   double best = 1e30;
-  for (int r = 0; r < 5; ++r) {
+  for (int r = 0; r < reps;) {
     const double t0 = now_s();
-    std::memcpy(dst.data(), src.data(), n * sizeof(float));
-    best = std::min(best, now_s() - t0);
-    src[r] = dst[n - 1 - r];
+    for (int k = 0; k < batch; ++k) {
+      std::memcpy(dst.data(), src.data(), n * sizeof(float));
+      src[static_cast<size_t>(k) % n] = dst[n - 1];
+    }
+    const double t = now_s() - t0;
+    if (t < 1e-3 && batch < (1 << 20)) {
+      batch *= 2;
+      continue;
+    }
+    best = std::min(best, t / batch);
+    ++r;
   }
-  return 2.0 * n * sizeof(float) / best;
+  return 2.0 * static_cast<double>(n * sizeof(float)) / best;
 }
 
 void spin_for(double seconds) {
@@ -274,29 +286,6 @@ std::vector<double> region_row(int max_team, const std::vector<int>& cores) {
   return out;
 }
 
-// What a memory copy moves per second (bytes read and written) within one
-// core's level-2 cache of `l2` bytes: two buffers of a quarter of it each.
-double cache_bytes_per_s(int64_t l2) {
-  const size_t n = static_cast<size_t>(l2 / 4) / sizeof(float);
-  std::vector<float> src(n, 1.0f), dst(n, 0.0f);
-  int batch = 1;
-  double best = 1e30;
-  for (int r = 0; r < 12; ++r) {
-    const double t0 = now_s();
-    for (int k = 0; k < batch; ++k) {
-      std::memcpy(dst.data(), src.data(), n * sizeof(float));
-      src[static_cast<size_t>(k) % n] = dst[n - 1];
-    }
-    const double t = now_s() - t0;
-    if (t < 1e-3 && batch < (1 << 20)) {
-      batch *= 2;
-      continue;
-    }
-    best = std::min(best, t / batch);
-  }
-  return best < 1e30 ? 2.0 * n * sizeof(float) / best : 0;
-}
-
 // What an operator on a team pays for waking the team's workers: a region of
 // two threads (pinned to two cores) while another thread keeps an idle team of
 // omp_get_num_procs() threads of its own, less the same region without it.
@@ -382,15 +371,15 @@ int main(int argc, char** argv) {
     printf("\n");
   }
   fflush(stdout);
-  printf("bytes_per_s %.6g\n", stream_bytes_per_s());
+  printf("bytes_per_s %.6g\n", copy_bytes_per_s(size_t{64} << 20, 5));  // from memory
   int64_t l2 = 0;
   if (!cores.empty() &&
-      pw::topo::l2_cache_per_core("/sys/devices/system/cpu", cores[0], &l2, nullptr) ==
+      pw::topo::l2_cache_per_core(pw::topo::kSysfsCpuRoot, cores[0], &l2, nullptr) ==
           pw::topo::Status::kOk &&
       l2 >= 64 << 10) {
-    const double rate = cache_bytes_per_s(l2);
-    if (rate > 0)
-      printf("cache_bytes %lld\ncache_bytes_per_s %.6g\n", static_cast<long long>(l2), rate);
+    // Within one core's L2: two buffers of a quarter of it each.
+    printf("cache_bytes %lld\ncache_bytes_per_s %.6g\n", static_cast<long long>(l2),
+           copy_bytes_per_s(static_cast<size_t>(l2 / 4), 12));
   }
   printf("region_s");
   for (double v : region) printf(" %.6g", v);

@@ -32,6 +32,18 @@ Status parse(const std::string& text, Calibration* out, std::string* why) {
   return calibration_parse(text, "AMD EPYC 9B14 x2", "cpus 0-1 quota none", kNow, out, why);
 }
 
+// `text` without the line of `key`, as a calibration written before that key existed.
+std::string without(const std::string& text, const std::string& key) {
+  const size_t at = text.find("\n" + key + " ");
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "no '" << key << "' line";
+    return text;
+  }
+  std::string t = text;
+  t.erase(at + 1, t.find('\n', at + 1) - at);
+  return t;
+}
+
 TEST(Calibration, RoundTrip) {
   const Calibration c = sample();
   Calibration back;
@@ -112,10 +124,7 @@ TEST(Calibration, Corrupt) {
 TEST(Calibration, FileWithoutWakeOrNotifyKeepsTheDefault) {
   // A calibration written before wake_s (or notify_s) existed still loads, with the default.
   for (const char* key : {"wake_s", "notify_s"}) {
-    std::string t = calibration_format(sample());
-    const size_t at = t.find("\n" + std::string(key) + " ");
-    ASSERT_NE(at, std::string::npos) << key;
-    t.erase(at + 1, t.find('\n', at + 1) - at);
+    const std::string t = without(calibration_format(sample()), key);
     Calibration out;
     std::string why;
     ASSERT_EQ(parse(t, &out, &why), Status::kOk) << key << ": " << why;
@@ -127,10 +136,7 @@ TEST(Calibration, FileWithoutWakeOrNotifyKeepsTheDefault) {
 
 TEST(Calibration, FileWithoutTeamWakeGivesTeamsTheWakeItMeasured) {
   // Written before team_wake_s: its teams paid wake_s per operator, as they did then.
-  std::string t = calibration_format(sample());
-  const size_t at = t.find("\nteam_wake_s ");
-  ASSERT_NE(at, std::string::npos);
-  t.erase(at + 1, t.find('\n', at + 1) - at);
+  const std::string t = without(calibration_format(sample()), "team_wake_s");
   Calibration out;
   std::string why;
   ASSERT_EQ(parse(t, &out, &why), Status::kOk) << why;
@@ -140,10 +146,7 @@ TEST(Calibration, FileWithoutTeamWakeGivesTeamsTheWakeItMeasured) {
 
 TEST(Calibration, FileWithoutRegionsGivesTeamsTheBuiltInForkAndJoin) {
   // Written before region_s: a team's fork and join are the built-in model's.
-  std::string t = calibration_format(sample());
-  const size_t at = t.find("\nregion_s ");
-  ASSERT_NE(at, std::string::npos);
-  t.erase(at + 1, t.find('\n', at + 1) - at);
+  const std::string t = without(calibration_format(sample()), "region_s");
   Calibration out;
   std::string why;
   ASSERT_EQ(parse(t, &out, &why), Status::kOk) << why;
@@ -151,10 +154,7 @@ TEST(Calibration, FileWithoutRegionsGivesTeamsTheBuiltInForkAndJoin) {
 }
 
 TEST(Calibration, FileWithoutTheCachesRateMovesEveryByteFromMemory) {
-  std::string t = calibration_format(sample());
-  const size_t at = t.find("\ncache_bytes_per_s ");
-  ASSERT_NE(at, std::string::npos);
-  t.erase(at + 1, t.find('\n', at + 1) - at);
+  const std::string t = without(calibration_format(sample()), "cache_bytes_per_s");
   Calibration out;
   std::string why;
   ASSERT_EQ(parse(t, &out, &why), Status::kOk) << why;

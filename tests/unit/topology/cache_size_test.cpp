@@ -49,6 +49,14 @@ class SysfsTree : public ::testing::Test {
   Status read(int cpu, int64_t* bytes, std::string* err) {
     return l2_cache_per_core(root, cpu, bytes, err);
   }
+  // The bytes read for `cpu`, which must read kOk (-1 otherwise).
+  int64_t read_ok(int cpu) {
+    int64_t b = -1;
+    std::string err;
+    const Status st = read(cpu, &b, &err);
+    EXPECT_EQ(st, Status::kOk) << err;
+    return st == Status::kOk ? b : -1;
+  }
   std::string root;
 };
 
@@ -58,37 +66,25 @@ TEST_F(SysfsTree, ACoresOwnL2SharedOnlyWithItsSiblings) {
   cache(1, 1, "1", "Instruction", "32K", "1,5");
   cache(1, 2, "2", "Unified", "2048K", "1,5");
   cache(1, 3, "3", "Unified", "107520K", "0-15");
-  int64_t b = 0;
-  std::string err;
-  ASSERT_EQ(read(1, &b, &err), Status::kOk) << err;
-  EXPECT_EQ(b, 2048 << 10);
+  EXPECT_EQ(read_ok(1), 2048 << 10);
 }
 
 TEST_F(SysfsTree, AClustersSharedL2CountsAsItsSharePerCore) {
   put("cpu0/topology/thread_siblings_list", "0\n");
   cache(0, 0, "1", "Data", "64K", "0");
   cache(0, 1, "2", "Unified", "4M", "0-3");
-  int64_t b = 0;
-  std::string err;
-  ASSERT_EQ(read(0, &b, &err), Status::kOk) << err;
-  EXPECT_EQ(b, 1 << 20);
+  EXPECT_EQ(read_ok(0), 1 << 20);
 }
 
 TEST_F(SysfsTree, WithoutSiblingsOrSharingTheWholeCache) {
   cache(2, 0, "2", "Unified", "524288", "");
-  int64_t b = 0;
-  std::string err;
-  ASSERT_EQ(read(2, &b, &err), Status::kOk) << err;
-  EXPECT_EQ(b, 524288);
+  EXPECT_EQ(read_ok(2), 524288);
 }
 
 TEST_F(SysfsTree, AnL2InstructionCacheIsNotTheDataCache) {
   cache(0, 0, "2", "Instruction", "1M", "0");
   cache(0, 1, "2", "Data", "256K", "0");
-  int64_t b = 0;
-  std::string err;
-  ASSERT_EQ(read(0, &b, &err), Status::kOk) << err;
-  EXPECT_EQ(b, 256 << 10);
+  EXPECT_EQ(read_ok(0), 256 << 10);
 }
 
 TEST_F(SysfsTree, MalformedSizeIsInvalidAndLeavesTheResult) {
