@@ -323,6 +323,49 @@ bool Registry::publish(const gov::NodeMember& self, std::string* err) {
   return ok;
 }
 
+namespace {
+
+enum class Entry { kLive, kStale, kSkipped };
+
+// Reads the entry `name` of a live-looking (pid, start). Its owner holds its
+// lock for as long as it lives: a lock we can take means it died or exec'ed,
+// unless the owner was rewriting it (a new plan, a new verdict) and let go of
+// the old file just after renaming the new one into place: then the name is a
+// new file, which is read again, so that a member is never missed for one scan
+// (it would take its cores back and give them up again). kSkipped: gone
+// meanwhile, not ours, not an entry, or rewritten on every try.
+Entry entry_read(int dirfd, const char* name, long pid, unsigned long long start,
+                 gov::NodeMember* out) {
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    int fd = fd_above_stdio(openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+    if (fd < 0) return Entry::kSkipped;  // removed meanwhile
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+      close(fd);
+      return Entry::kSkipped;
+    }
+    Entry state = Entry::kSkipped;
+    bool again = false;
+    if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+      struct stat now;
+      const bool same = fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+                        now.st_ino == st.st_ino && now.st_dev == st.st_dev;
+      if (same) state = Entry::kStale;
+      again = !same;
+    } else if (errno == EWOULDBLOCK) {
+      std::string text;
+      if (fd_read(fd, &text, kMaxEntry) && entry_parse(text, out) && out->pid == pid &&
+          out->start == start)
+        state = Entry::kLive;
+    }
+    close(fd);
+    if (!again) return state;
+  }
+  return Entry::kSkipped;
+}
+
+}  // namespace
+
 bool Registry::scan(ScanResult* out) {
   int dirfd = dir_open();
   if (dirfd < 0) return false;
@@ -358,31 +401,11 @@ bool Registry::scan(ScanResult* out) {
       if (start != self_.start && unlinkat(dirfd, name, 0) == 0) ++r.reclaimed;
       continue;
     }
-    bool stale = owner_gone(pid, start);
     gov::NodeMember m;
-    if (!stale) {
-      int fd = fd_above_stdio(openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-      if (fd < 0) continue;  // removed meanwhile
-      struct stat st;
-      std::string text;
-      if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-        close(fd);
-        continue;
-      }
-      if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
-        // Nobody holds it: the owner died or exec'ed — unless the owner
-        // rewrote its entry (a new plan) and the name is a new file now.
-        struct stat now;
-        stale = fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == st.st_ino &&
-                now.st_dev == st.st_dev;
-      } else if (errno == EWOULDBLOCK) {
-        if (fd_read(fd, &text, kMaxEntry) && entry_parse(text, &m) && m.pid == pid &&
-            m.start == start)
-          r.members.push_back(std::move(m));
-      }
-      close(fd);
-    }
-    if (stale && unlinkat(dirfd, name, 0) == 0) ++r.reclaimed;
+    const Entry state =
+        owner_gone(pid, start) ? Entry::kStale : entry_read(dirfd, name, pid, start, &m);
+    if (state == Entry::kLive) r.members.push_back(std::move(m));
+    if (state == Entry::kStale && unlinkat(dirfd, name, 0) == 0) ++r.reclaimed;
   }
   closedir(d);
   if (published_ && !self_seen) {

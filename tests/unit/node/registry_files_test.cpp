@@ -330,5 +330,51 @@ TEST(NodeScan, ManyConcurrentArrivalsAllSeeEachOther) {
   EXPECT_EQ(count_entries(t.dir()), 0);
 }
 
+// A member rewrites its entry (a new plan, a new verdict): a new file under a
+// temporary name, locked, renamed into place, and only then the old file's lock
+// let go. A scanner that opened the old file just before the rename can take
+// its lock just after: it must read the new file, not drop the member.
+TEST(NodeScan, AMemberRewritingItsEntryIsListedInEveryScan) {
+  TempDir t;
+  Registry r;
+  std::string err;
+  ASSERT_TRUE(r.open(t.dir(), &err) && r.publish(me(), &err)) << err;
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t writer = fork();
+  if (writer == 0) {
+    Registry w;
+    gov::NodeMember m;
+    m.pid = getpid();
+    proc_start_time(m.pid, &m.start);
+    m.cores = {{0, 2}, {0, 3}};
+    std::string e;
+    char c = w.open(t.dir(), &e) && w.publish(m, &e) ? 'y' : 'n';
+    (void)!write(ready[1], &c, 1);
+    for (int i = 0;; ++i) {
+      m.oversubscribed = i % 2;
+      if (!w.publish(m, &e)) _exit(1);
+    }
+  }
+  char c = 0;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  close(ready[0]);
+  close(ready[1]);
+  ASSERT_EQ(c, 'y');
+  int missed = 0;
+  const int scans = 20000;
+  for (int i = 0; i < scans; ++i) {
+    ScanResult s;
+    ASSERT_TRUE(r.scan(&s));
+    bool listed = false;
+    for (const gov::NodeMember& m : s.members) listed = listed || m.pid == writer;
+    missed += listed ? 0 : 1;
+  }
+  kill(writer, SIGKILL);
+  waitpid(writer, nullptr, 0);
+  EXPECT_EQ(missed, 0) << "of " << scans << " scans while the member rewrote its entry";
+  r.leave();
+}
+
 }  // namespace
 }  // namespace pw::node
