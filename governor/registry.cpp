@@ -46,13 +46,14 @@ unsigned ThreadRegistry::replan(const Plan& plan) {
   return l->generation;
 }
 
-Assignment ThreadRegistry::assign(int creator_pool) {
-  Layout* l = layout_.load(std::memory_order_acquire);
+Assignment ThreadRegistry::assign_in(Layout* l, int pool, bool wrap) {
   Assignment a;
+  a.generation = l->generation;
   const int pools = static_cast<int>(l->plan.core_sets.size());
   if (pools == 0) return a;
-  if (creator_pool >= 0 && creator_pool < pools) {
-    a.pool = creator_pool;
+  if (wrap && pool >= 0) pool %= pools;
+  if (pool >= 0 && pool < pools) {
+    a.pool = pool;
   } else {
     a.pool = static_cast<int>(l->next_root.fetch_add(1, std::memory_order_relaxed) % pools);
   }
@@ -62,6 +63,14 @@ Assignment ThreadRegistry::assign(int creator_pool) {
     a.cpu = set[k % set.size()];
   }
   return a;
+}
+
+Assignment ThreadRegistry::assign(int creator_pool) {
+  return assign_in(layout_.load(std::memory_order_acquire), creator_pool, false);
+}
+
+Assignment ThreadRegistry::reassign(int pool) {
+  return assign_in(layout_.load(std::memory_order_acquire), pool, true);
 }
 
 const Plan& ThreadRegistry::plan() const {

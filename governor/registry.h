@@ -22,18 +22,20 @@ namespace pw::gov {
 enum class PinMode { kNone, kPool, kCore };
 
 struct Assignment {
-  int pool = -1;  // -1: not governed (no plan)
-  int cpu = -1;   // the one CPU for PinMode::kCore, else -1
+  int pool = -1;            // -1: not governed (no plan)
+  int cpu = -1;             // the one CPU for PinMode::kCore, else -1
+  unsigned generation = 0;  // of the plan it was taken from
 };
 
 struct ThreadRecord {
   long tid = 0;
   std::string creator;  // which library asked for the thread, and who called it
   int pool = -1;
-  int cpu = -1;           // pinned to this single CPU, or -1
-  bool pinned = false;    // affinity was set (to cpu or to the pool's set)
-  std::string pin_error;  // why pinning failed, if it did
-  bool ended = false;     // the thread has exited
+  int cpu = -1;             // pinned to this single CPU, or -1
+  bool pinned = false;      // affinity was set (to cpu or to the pool's set)
+  std::string pin_error;    // why pinning failed, if it did
+  bool ended = false;       // the thread has exited
+  unsigned generation = 0;  // of the plan its pool and core were taken from
 };
 
 // The report lists at most this many ended threads (the first ones); the
@@ -58,6 +60,9 @@ class ThreadRegistry {
   // but it runs the first team's work), so pool 0 hands out its cores from the
   // second one.
   Assignment assign(int creator_pool);
+  // A thread of `pool` (of an earlier plan) moving to the plan in force: pool
+  // mod its pools, and that pool's next core.
+  Assignment reassign(int pool);
 
   void record(const ThreadRecord& r);
   // The thread tid exited: its record leaves the live ones (a later thread
@@ -82,6 +87,8 @@ class ThreadRegistry {
  private:
   struct Layout;
   Layout* layout_make(const Plan& plan, PinMode pin, unsigned generation);
+  // creator_pool's next core in l (wrap: the pool is taken mod l's pools).
+  static Assignment assign_in(Layout* l, int pool, bool wrap);
   std::atomic<Layout*> layout_{nullptr};
   mutable std::mutex mu_;
   std::vector<ThreadRecord> threads_;  // live

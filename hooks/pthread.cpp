@@ -151,6 +151,7 @@ void* trampoline(void* p) {
     rec.tid = static_cast<long>(gettid());
     rec.pool = s->where.pool;
     rec.cpu = s->where.cpu;
+    rec.generation = s->where.generation;
     std::vector<int> cpus;
     if (s->prepinned) {
       rec.pinned = true;
@@ -170,6 +171,7 @@ void* trampoline(void* p) {
     try {
       rec.creator = std::move(s->creator);
       rt::thread_record(rec);
+      if (rec.pinned) rt::thread_catch_up(rec.tid, rec.generation);
     } catch (...) {
     }
     s->~Start();

@@ -55,6 +55,9 @@ struct Runtime {
   planning::Planned planned;
   std::string fail_reason;
   gov::ThreadRegistry registry;
+  // Held while pinned threads move to a new plan: the monitor's repin_threads
+  // against a thread that starts meanwhile and catches up (thread_catch_up).
+  std::mutex repin_mu;
   std::vector<int> process_cpus;
   // The mask of the process's unpinned threads (the main thread, helpers)
   // while its share is smaller than process_cpus; empty = not confined.
@@ -216,8 +219,10 @@ bool thread_affinity(long tid, std::vector<int>* out) {
   return true;
 }
 
-// Moves the threads that follow `from` to `to`; returns how many moved.
-int process_move(const std::vector<int>& from, const std::vector<int>& to) {
+// Moves the threads that follow `from` to `to`, but not those in `skip`
+// (sorted); returns how many moved.
+int process_move(const std::vector<int>& from, const std::vector<int>& to,
+                 const std::vector<long>& skip) {
   DIR* d = opendir("/proc/self/task");
   if (!d) {
     // No /proc: at least the calling thread (at activation, the one that
@@ -233,6 +238,7 @@ int process_move(const std::vector<int>& from, const std::vector<int>& to) {
     char* end = nullptr;
     const long tid = strtol(e->d_name, &end, 10);
     if (end == e->d_name || *end != '\0' || tid <= 0) continue;
+    if (std::binary_search(skip.begin(), skip.end(), tid)) continue;
     if (thread_affinity(tid, &now) && gov::thread_follows(now, from) &&
         thread_affinity_set(tid, to))
       ++moved;
@@ -255,8 +261,10 @@ void exec_state_update(const Runtime& r) {
 
 // Puts the whole process inside `mask` (empty: back to its affinity at
 // activation): every thread whose mask is not narrower than the process's
-// current one, the main thread and the monitor included. Pool threads are
-// narrower; the plan moves them. Returns the threads moved.
+// current one, the main thread and the monitor included. The threads parwidth
+// pinned are left to the plan (repin_threads): on a share of one core their
+// mask is the process's, and they must not be widened with it. Returns the
+// threads moved.
 //
 // The exec hooks read the published state on whichever thread execs: it is
 // published before any thread is narrowed and, growing back, after every
@@ -268,7 +276,11 @@ int process_confine(Runtime& r, const std::vector<int>& mask) {
   if (to.empty() || to == from) return 0;
   r.process_mask = mask;
   if (!mask.empty()) exec_state_update(r);
-  const int moved = process_move(from, to);
+  std::vector<long> pinned;
+  for (const gov::ThreadRecord& t : r.registry.live())
+    if (t.pinned) pinned.push_back(t.tid);
+  std::sort(pinned.begin(), pinned.end());
+  const int moved = process_move(from, to, pinned);
   if (mask.empty()) exec_state_update(r);
   return moved;
 }
@@ -296,13 +308,16 @@ bool process_confines(const Runtime& r) {
          r.opt.pin != opt::Pin::kNone && !r.process_cpus.empty();
 }
 
-// Moves the threads we pinned onto the new plan's cores: pool p -> p mod pools,
-// cores handed out round-robin in creation order (pool 0 from its second core,
-// as for new threads: the main thread works in pool 0). Threads that exited
-// are skipped; threads pinned by their creator are not ours to move.
-int repin_threads(Runtime& r, const gov::Plan& p) {
+// Moves the threads we pinned onto the new plan's cores (of `generation`):
+// pool p -> p mod pools, cores handed out round-robin in creation order (pool
+// 0 from its second core, as for new threads: the main thread works in pool
+// 0). Threads that exited are skipped; threads pinned by their creator are
+// not ours to move. A thread that took its core from the old plan but is
+// recorded only after this has read the records moves itself (thread_catch_up).
+int repin_threads(Runtime& r, const gov::Plan& p, unsigned generation) {
   const int pools = static_cast<int>(p.core_sets.size());
   if (pools == 0 || r.opt.pin == opt::Pin::kNone) return 0;
+  std::lock_guard<std::mutex> lock(r.repin_mu);
   std::vector<size_t> next(static_cast<size_t>(pools), 0);
   next[0] = 1;
   int moved = 0;
@@ -321,6 +336,7 @@ int repin_threads(Runtime& r, const gov::Plan& p) {
     if (cpu >= 0) ++next[static_cast<size_t>(pool)];
     t.pool = pool;
     t.cpu = cpu;
+    t.generation = generation;
     r.registry.update(t);
     ++moved;
   }
@@ -329,7 +345,11 @@ int repin_threads(Runtime& r, const gov::Plan& p) {
 
 // Puts a node share in force. At activation only the budget and plan change
 // (no thread exists yet); later the running process shrinks or grows: new
-// plan for new threads, existing threads re-pinned, OpenMP cap, monitor budget.
+// plan for new threads, OpenMP cap, existing threads re-pinned, the unpinned
+// ones (the main thread) confined, monitor budget. The main thread's mask is
+// what the program sees of its share (sched_getaffinity): it changes last, so
+// that the rest is in force by the time the program can see it, however long
+// this thread is kept off a CPU meanwhile (a loaded node).
 void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation,
                 const std::string& when = std::string()) {
   if (share.cpus.empty() || share.cpus == r.node_cpus) return;
@@ -345,14 +365,14 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation,
     r.planned.plan = p;
   }
   if (at_activation) return;
-  r.registry.replan(p);
+  const unsigned generation = r.registry.replan(p);
+  if (r.omp_capping) omp_cap_set(p.threads);
+  const int moved = repin_threads(r, p, generation);
   if (process_confines(r)) {
     const bool was = !r.process_mask.empty();
     const int confined = process_confine(r, gov::process_mask(r.process_cpus, b.cpus));
     if (confined > 0 || was != !r.process_mask.empty()) process_note(r, confined);
   }
-  if (r.omp_capping) omp_cap_set(p.threads);
-  const int moved = repin_threads(r, p);
   const double cpus =
       b.quota_cpus > 0 && b.quota_cpus < b.cores ? b.quota_cpus : static_cast<double>(b.cores);
   monitor::rebudget(cpus, r.omp_capping ? p.threads : 0);
@@ -802,6 +822,32 @@ void thread_record(const gov::ThreadRecord& r) {
   // Told when the thread exits (returns, pthread_exit, cancellation).
   if (g->thread_key_made) pthread_setspecific(g->thread_key, reinterpret_cast<void*>(r.tid));
 }
+
+bool thread_catch_up(long tid, unsigned generation) {
+  // The common case, no plan since the thread took its core: one atomic load.
+  if (!g || g->registry.generation() == generation) return false;
+  Runtime& r = *g;
+  try {
+    // Recorded before repin_threads read the records, the thread was moved
+    // there (its record has the new generation); recorded after, it was not
+    // seen and moves itself now. The lock orders the two.
+    std::lock_guard<std::mutex> lock(r.repin_mu);
+    gov::ThreadRecord t;
+    if (!r.registry.find(tid, &t) || !t.pinned || t.generation == r.registry.generation())
+      return false;
+    const gov::Assignment a = r.registry.reassign(t.pool);
+    std::vector<int> cpus;
+    if (!cpus_for(a, &cpus) || !thread_affinity_set(0, cpus)) return false;
+    t.pool = a.pool;
+    t.cpu = a.cpu;
+    t.generation = a.generation;
+    r.registry.update(t);
+    t_pool = a.pool;
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
 opt::Pin pin_mode() {
   return g->opt.pin;
 }
@@ -1202,6 +1248,7 @@ void on_fork_child() {
   // Another thread may have held the registry's lock at fork(): start afresh
   // rather than lock it (what the old one holds is small and stays behind).
   new (&r.registry) gov::ThreadRegistry();
+  new (&r.repin_mu) std::mutex();  // likewise: the monitor may have held it
   r.omp_cap.store(0);
   r.omp_gen.fetch_add(1);
   // Governed on its own: activates again on its first thread, reusing the machine.

@@ -39,6 +39,10 @@ void current_pool_set(int pool);
 
 gov::Assignment thread_assign(int creator_pool);
 void thread_record(const gov::ThreadRecord& r);
+// Called by a new pinned thread once recorded: if the plan changed since it
+// took its pool and core (generation), and the move of pinned threads to the
+// new plan did not see it, it moves itself. True if it moved.
+bool thread_catch_up(long tid, unsigned generation);
 // At the exit of a thread parwidth pinned: if its affinity was changed since
 // (an OpenMP runtime's own binding, the program), its record says so.
 void own_pin_check();

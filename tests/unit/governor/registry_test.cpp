@@ -231,5 +231,37 @@ TEST(ThreadRegistry, ReplanKeepsRecordsAndFollowsTheNewPlan) {
   EXPECT_EQ(out.cpu, 7);
 }
 
+TEST(ThreadRegistry, AnAssignmentCarriesItsPlansGeneration) {
+  ThreadRegistry r;
+  r.reset(two_pools(), PinMode::kCore);
+  const unsigned g0 = r.generation();
+  EXPECT_EQ(r.assign(-1).generation, g0);
+  Plan wide;
+  wide.core_sets = {{4, 5, 6}};
+  const unsigned g1 = r.replan(wide);
+  EXPECT_NE(g1, g0);
+  const Assignment a = r.assign(0);
+  EXPECT_EQ(a.generation, g1) << "a thread can tell that the plan it took its core from is gone";
+  EXPECT_EQ(a.cpu, 5);
+}
+
+TEST(ThreadRegistry, ReassignTakesThePoolModuloTheNewPlansPools) {
+  ThreadRegistry r;
+  Plan three;
+  three.core_sets = {{0, 1}, {2, 3}, {4, 5}};
+  r.reset(three, PinMode::kCore);
+  r.replan(two_pools());
+  Assignment a = r.reassign(2);
+  EXPECT_EQ(a.pool, 0) << "pool 2 of three is pool 0 of two, as repin_threads moves them";
+  EXPECT_EQ(a.cpu, 1);
+  a = r.reassign(1);
+  EXPECT_EQ(a.pool, 1);
+  EXPECT_EQ(a.cpu, 2);
+  EXPECT_EQ(a.generation, r.generation());
+  EXPECT_EQ(r.reassign(-1).pool, 0) << "no pool: round-robin, like a root thread";
+  r.replan(Plan{});
+  EXPECT_EQ(r.reassign(1).pool, -1) << "a plan without pools governs nothing";
+}
+
 }  // namespace
 }  // namespace pw::gov
