@@ -165,6 +165,13 @@ using InputShapes = std::map<std::string, std::vector<int64_t>>;
 // is a scalar. kBadFormat with *err naming the bad entry.
 Status input_shapes_parse(const std::string& text, InputShapes* out, std::string* err);
 
+// The graph inputs' shapes at the batch and spatial size a session was asked to run at:
+// dim 0 of every input becomes `batch`, H and W (dims 2, 3) of every 4-D input become
+// `hw`; 0 keeps the file's. The other dims are the file's, a symbolic one 1 (as
+// shapes_infer reads it). Inputs whose rank the file does not give are left out. Empty
+// when batch and hw are both 0.
+InputShapes input_shapes_resized(const Graph& g, int64_t batch, int64_t hw);
+
 // Infers every node's outputs (Node::out, Node::shape; TF nodes get outputs "name:i"),
 // folds small integer constants, and sets each node's flops and bytes (graph/README.md,
 // "Costs per operator"). Graph input shapes come from `given`, else from the file; an

@@ -109,6 +109,23 @@ std::vector<int64_t> Node::attr_ints(const std::string& n) const {
   return a && a->kind == Attr::Kind::kInts ? a->ints : std::vector<int64_t>{};
 }
 
+InputShapes input_shapes_resized(const Graph& g, int64_t batch, int64_t hw) {
+  InputShapes out;
+  if (batch <= 0 && hw <= 0) return out;
+  for (const std::string& name : g.inputs) {
+    auto it = g.tensors.find(name);
+    if (it == g.tensors.end() || it->second.rank < 0 ||
+        it->second.dims.size() != static_cast<size_t>(it->second.rank))
+      continue;
+    std::vector<int64_t> dims = it->second.dims;
+    for (int64_t& d : dims) d = d < 0 ? 1 : d;
+    if (batch > 0 && !dims.empty()) dims[0] = batch;
+    if (hw > 0 && dims.size() == 4) dims[2] = dims[3] = hw;
+    out[name] = std::move(dims);
+  }
+  return out;
+}
+
 Status input_shapes_parse(const std::string& text, InputShapes* out, std::string* err) {
   InputShapes r;
   size_t pos = 0;

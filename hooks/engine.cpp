@@ -40,6 +40,8 @@ using SetFn = void (*)(pwe_session_options*, int);
 struct OptionApi {
   GetFn get_inter = nullptr, get_intra = nullptr;
   SetFn set_inter = nullptr, set_intra = nullptr;
+  // The sizes the session runs at (null in an engine without them: the file's).
+  GetFn get_batch = nullptr, get_image_size = nullptr;
 };
 
 // The option functions of the library that defines `real` (its own copy, never another).
@@ -53,6 +55,8 @@ bool option_api_of(const void* real, OptionApi* api) {
   api->get_intra = reinterpret_cast<GetFn>(dlsym(h, "pwe_session_options_get_intra_op_threads"));
   api->set_inter = reinterpret_cast<SetFn>(dlsym(h, "pwe_session_options_set_inter_op_threads"));
   api->set_intra = reinterpret_cast<SetFn>(dlsym(h, "pwe_session_options_set_intra_op_threads"));
+  api->get_batch = reinterpret_cast<GetFn>(dlsym(h, "pwe_session_options_get_batch"));
+  api->get_image_size = reinterpret_cast<GetFn>(dlsym(h, "pwe_session_options_get_image_size"));
   dlclose(h);  // RTLD_NOLOAD took a reference; the library stays loaded by its user
   return api->get_inter && api->get_intra && api->set_inter && api->set_intra;
 }
@@ -86,15 +90,31 @@ void govern_session(const void* model, size_t size, pwe_session_options* opts, c
     return;
   }
   // Step 2: the graph the session will run, exactly the bytes it was given.
-  // Shapes (the model's own input shapes, or PARWIDTH_INPUT_SHAPES where the
-  // user gave the sizes the session runs at) give each operator its FLOPs, so
-  // the model can plan the session; a graph whose shapes fail still has its width.
+  // Shapes give each operator its FLOPs, so the model can plan the session; a
+  // graph whose shapes fail still has its width. They are the sizes the session
+  // runs at: PARWIDTH_INPUT_SHAPES where the user gave them, else the batch and
+  // image size in the session's options (a graph planned at the file's batch 1
+  // while it runs at 64 gets another plan, and another fingerprint for the
+  // measured plans stored under it), else the file's own.
   graph::Graph g;
   std::string err;
   planning::GraphSummary summary;
-  const bool read =
-      graph::model_parse(model, size, graph::Format::kAuto, &g, &err) == graph::Status::kOk &&
-      planning::graph_costed(&g, rt::options().input_shapes, &summary, &err) == graph::Status::kOk;
+  bool read = graph::model_parse(model, size, graph::Format::kAuto, &g, &err) == graph::Status::kOk;
+  const int batch = api.get_batch ? api.get_batch(opts) : 0;
+  const int hw = api.get_image_size ? api.get_image_size(opts) : 0;
+  const bool sized = read && rt::options().input_shapes.empty() && (batch > 0 || hw > 0);
+  if (read) {
+    const graph::Status s =
+        sized
+            ? planning::graph_costed(&g, graph::input_shapes_resized(g, batch, hw), &summary, &err)
+            : planning::graph_costed(&g, rt::options().input_shapes, &summary, &err);
+    read = s == graph::Status::kOk;
+  }
+  if (sized)
+    rt::framework_note("engine", "input shapes",
+                       "batch " + std::to_string(batch) + ", image size " +
+                           (hw > 0 ? std::to_string(hw) : std::string("the model's")),
+                       true, "the sizes the session runs at (its options), for the graph's costs");
   const std::string what = "graph (" + std::string(graph::format_name(g.format)) + ")";
   if (!read) {
     rt::framework_note("engine", "graph", "unreadable", false,

@@ -103,6 +103,12 @@ graph::Status graph_costed(graph::Graph* g, const std::string& input_shapes, Gra
   std::string shape_err;
   if (graph::input_shapes_parse(input_shapes, &given, &shape_err) != graph::Status::kOk)
     given.clear();
+  return graph_costed(g, given, out, err);
+}
+
+graph::Status graph_costed(graph::Graph* g, const graph::InputShapes& given, GraphSummary* out,
+                           std::string* err) {
+  std::string shape_err;
   std::vector<std::string> warnings;
   graph::shapes_infer(g, given, &warnings, &shape_err);  // unknown shapes: unit costs
   graph::Stats st;

@@ -81,6 +81,9 @@ gov::CostGraph cost_graph_of(const graph::Graph& g);
 // *err) only when the statistics cannot be computed.
 graph::Status graph_costed(graph::Graph* g, const std::string& input_shapes, GraphSummary* out,
                            std::string* err);
+// The same with the input shapes given as they are (a session's own sizes).
+graph::Status graph_costed(graph::Graph* g, const graph::InputShapes& given, GraphSummary* out,
+                           std::string* err);
 
 // The local rank and size from PARWIDTH_LOCAL_*, else the launcher's variables
 // (torchrun, Open MPI, MPICH/Hydra, Slurm). Defaults 0 of 1. A launcher that

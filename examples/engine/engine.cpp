@@ -613,6 +613,12 @@ int pwe_session_options_get_intra_op_threads(const pwe_session_options* o) {
 void pwe_session_options_set_batch(pwe_session_options* o, int b) {
   if (o) o->batch = b < 0 ? 0 : b;
 }
+int pwe_session_options_get_batch(const pwe_session_options* o) {
+  return o ? o->batch : 0;
+}
+int pwe_session_options_get_image_size(const pwe_session_options* o) {
+  return o ? o->image_size : 0;
+}
 void pwe_session_options_set_image_size(pwe_session_options* o, int hw) {
   if (o) o->image_size = hw < 0 ? 0 : hw;
 }

@@ -34,6 +34,8 @@ PWE_API int pwe_session_options_get_intra_op_threads(const pwe_session_options* 
  * the generated inputs (default 1). */
 PWE_API void pwe_session_options_set_batch(pwe_session_options* o, int batch);
 PWE_API void pwe_session_options_set_image_size(pwe_session_options* o, int hw);
+PWE_API int pwe_session_options_get_batch(const pwe_session_options* o);
+PWE_API int pwe_session_options_get_image_size(const pwe_session_options* o);
 PWE_API void pwe_session_options_set_seed(pwe_session_options* o, uint64_t seed);
 
 /* A session over a model: ONNX ModelProto bytes or the project's JSON graph

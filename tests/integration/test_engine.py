@@ -199,3 +199,31 @@ def test_sweep_failures_and_usage(tmp_path):
     for bad in (["--pools", "0"], ["--repeat", "x"], ["--metric", "no group"], ["--bogus"]):
         p = sweep(tmp_path, *bad, cmd=["true"])
         assert p.returncode == 2, (bad, p.stderr)
+
+
+def test_graph_is_costed_at_the_batch_and_size_the_session_runs_at(tmp_path):
+    """The session's options carry the batch and image size it runs at: the hook costs the
+    graph at those (not at the file's batch 1), unless PARWIDTH_INPUT_SHAPES says otherwise."""
+    model = ROOT / "tests" / "fixtures" / "models" / "squeezenet1_0.onnx"
+
+    def graph_of(name, args, **opts):
+        rep = tmp_path / f"{name}.json"
+        proc = run([ENGINE, model, "--iterations", "1", *args], REPORT=rep, **opts)
+        assert proc.returncode == 0, proc.stderr
+        r = load(rep)
+        return r["graph"], engine_notes(r).get("input shapes")
+
+    one, note1 = graph_of("b1", ["--batch", "1", "--image-size", "64"])
+    three, note3 = graph_of("b3", ["--batch", "3", "--image-size", "64"])
+    wide, _ = graph_of("b1hw96", ["--batch", "1", "--image-size", "96"])
+    user, user_note = graph_of("user", ["--batch", "3", "--image-size", "64"],
+                               INPUT_SHAPES="input=1x3x64x64")
+    assert note3["applied"] and note3["value"] == "batch 3, image size 64", note3
+    assert note1["value"] == "batch 1, image size 64"
+    # Every operator of a CNN is linear in the batch (the report keeps 6 digits).
+    assert three["work_flops"] == pytest.approx(3 * one["work_flops"], rel=1e-5)
+    assert wide["work_flops"] > 2 * one["work_flops"]  # (96/64)^2 = 2.25, less the edges
+    assert len({one["fingerprint"], three["fingerprint"], wide["fingerprint"]}) == 3
+    # The user's shapes win over the session's options.
+    assert user_note is None
+    assert user["work_flops"] == one["work_flops"] and user["fingerprint"] == one["fingerprint"]

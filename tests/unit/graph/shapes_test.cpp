@@ -704,5 +704,23 @@ TEST(InputShapes, Parse) {
     EXPECT_EQ(input_shapes_parse(bad, &s, &err), Status::kBadFormat) << bad;
 }
 
+TEST(InputShapesResized, BatchOnEveryInputAndSizeOnFourDimensionalOnes) {
+  Builder b;
+  b.input("image", {-1, 3, 224, 224});
+  b.input("ids", {1, 8}, DType::kInt64);
+  b.input("scalar", {});
+  b.g.inputs.push_back("undescribed");  // an input the file gives no shape for
+  EXPECT_TRUE(input_shapes_resized(b.g, 0, 0).empty()) << "nothing asked: the file's own";
+  InputShapes s = input_shapes_resized(b.g, 8, 64);
+  EXPECT_EQ(s["image"], (Dims{8, 3, 64, 64}));
+  EXPECT_EQ(s["ids"], (Dims{8, 8})) << "dim 0 is the batch; H and W only on 4-D inputs";
+  EXPECT_EQ(s["scalar"], Dims{}) << "no dim 0 to set";
+  EXPECT_EQ(s.count("undescribed"), 0u);
+  s = input_shapes_resized(b.g, 0, 96);
+  EXPECT_EQ(s["image"], (Dims{1, 3, 96, 96}))
+      << "a symbolic batch reads as 1, as shapes_infer reads it";
+  EXPECT_EQ(s["ids"], (Dims{1, 8}));
+}
+
 }  // namespace
 }  // namespace pw::graph
