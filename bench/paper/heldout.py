@@ -7,6 +7,7 @@ the plan's own runs over the best (median over the rounds), Intel's and TF's ove
 and every grid cell's median.
 
     python3 bench/paper/heldout.py [--build build] [--repeat 3] [--out /tmp/parwidth-heldout]
+                                   [--only "case,case"]
 """
 import argparse
 import json
@@ -39,7 +40,11 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default="/tmp/parwidth-heldout")
+    ap.add_argument("--only", default="", help="comma-separated case names (default: all)")
     a = ap.parse_args()
+    cases = {k: v for k, v in CASES.items() if not a.only or k in a.only.split(",")}
+    if not cases:
+        sys.exit("bench/paper/heldout: --only matches no case (cases: %s)" % ", ".join(CASES))
     build = Path(a.build) if Path(a.build).is_absolute() else ROOT / a.build
     pw, engine = build / "bin" / "parwidth", build / "bin" / "parwidth-engine"
     out = Path(a.out)
@@ -53,7 +58,7 @@ def main():
         env = dict(base, XDG_CACHE_HOME=str(cache))
         if run == "calibrated":
             subprocess.run([str(pw), "calibrate"], check=True, env=env, capture_output=True)
-        for name, (model, args, shapes) in CASES.items():
+        for name, (model, args, shapes) in cases.items():
             genv = dict(env, PARWIDTH_INPUT_SHAPES=shapes) if shapes else env
             d = out / run / name.replace(" ", "_")
             d.parent.mkdir(parents=True, exist_ok=True)
