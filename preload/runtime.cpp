@@ -308,35 +308,26 @@ bool process_confines(const Runtime& r) {
          r.opt.pin != opt::Pin::kNone && !r.process_cpus.empty();
 }
 
-// Moves the threads we pinned onto the new plan's cores (of `generation`):
-// pool p -> p mod pools, cores handed out round-robin in creation order (pool
-// 0 from its second core, as for new threads: the main thread works in pool
-// 0). Threads that exited are skipped; threads pinned by their creator are
-// not ours to move. A thread that took its core from the old plan but is
+// Moves the threads we pinned onto the plan in force (the registry's, `p` or
+// one that replaced it meanwhile): pool p -> p mod pools, each pool's next core
+// in creation order (pool 0 from its second core, as for new threads: the main
+// thread works in pool 0). Threads that exited are skipped; threads pinned by
+// their creator are not ours to move. A thread that took its core from the old plan but is
 // recorded only after this has read the records moves itself (thread_catch_up).
-int repin_threads(Runtime& r, const gov::Plan& p, unsigned generation) {
-  const int pools = static_cast<int>(p.core_sets.size());
-  if (pools == 0 || r.opt.pin == opt::Pin::kNone) return 0;
+int repin_threads(Runtime& r, const gov::Plan& p) {
+  if (p.core_sets.empty() || r.opt.pin == opt::Pin::kNone) return 0;
   std::lock_guard<std::mutex> lock(r.repin_mu);
-  std::vector<size_t> next(static_cast<size_t>(pools), 0);
-  next[0] = 1;
   int moved = 0;
   for (gov::ThreadRecord t : r.registry.live()) {
     if (!t.pinned) continue;
-    const int pool = t.pool >= 0 ? t.pool % pools : 0;
-    const std::vector<int>& set = p.core_sets[static_cast<size_t>(pool)];
-    if (set.empty()) continue;
-    std::vector<int> cpus = set;
-    int cpu = -1;
-    if (r.opt.pin == opt::Pin::kCore) {
-      cpu = set[next[static_cast<size_t>(pool)] % set.size()];
-      cpus.assign(1, cpu);
-    }
-    if (!thread_affinity_set(t.tid, cpus)) continue;
-    if (cpu >= 0) ++next[static_cast<size_t>(pool)];
-    t.pool = pool;
-    t.cpu = cpu;
-    t.generation = generation;
+    // The plan's own hand-out (the registry's counters): threads created after
+    // this take the cores that come next, not those the moved threads hold.
+    const gov::Assignment a = r.registry.reassign(t.pool >= 0 ? t.pool : 0);
+    std::vector<int> cpus;
+    if (!cpus_for(a, &cpus) || !thread_affinity_set(t.tid, cpus)) continue;
+    t.pool = a.pool;
+    t.cpu = a.cpu;
+    t.generation = a.generation;
     r.registry.update(t);
     ++moved;
   }
@@ -365,9 +356,9 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation,
     r.planned.plan = p;
   }
   if (at_activation) return;
-  const unsigned generation = r.registry.replan(p);
+  r.registry.replan(p);
   if (r.omp_capping) omp_cap_set(p.threads);
-  const int moved = repin_threads(r, p, generation);
+  const int moved = repin_threads(r, p);
   if (process_confines(r)) {
     const bool was = !r.process_mask.empty();
     const int confined = process_confine(r, gov::process_mask(r.process_cpus, b.cpus));
