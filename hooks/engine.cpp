@@ -99,17 +99,17 @@ void govern_session(const void* model, size_t size, pwe_session_options* opts, c
   graph::Graph g;
   std::string err;
   planning::GraphSummary summary;
-  bool read = graph::model_parse(model, size, graph::Format::kAuto, &g, &err) == graph::Status::kOk;
+  const bool parsed =
+      graph::model_parse(model, size, graph::Format::kAuto, &g, &err) == graph::Status::kOk;
   const int batch = api.get_batch ? api.get_batch(opts) : 0;
   const int hw = api.get_image_size ? api.get_image_size(opts) : 0;
-  const bool sized = read && rt::options().input_shapes.empty() && (batch > 0 || hw > 0);
-  if (read) {
-    const graph::Status s =
-        sized
-            ? planning::graph_costed(&g, graph::input_shapes_resized(g, batch, hw), &summary, &err)
-            : planning::graph_costed(&g, rt::options().input_shapes, &summary, &err);
-    read = s == graph::Status::kOk;
-  }
+  const bool sized = parsed && rt::options().input_shapes.empty() && (batch > 0 || hw > 0);
+  const graph::Status costed =
+      !parsed ? graph::Status::kBadFormat
+      : sized
+          ? planning::graph_costed(&g, graph::input_shapes_resized(g, batch, hw), &summary, &err)
+          : planning::graph_costed(&g, rt::options().input_shapes, &summary, &err);
+  const bool read = costed == graph::Status::kOk;
   if (sized)
     rt::framework_note("engine", "input shapes",
                        "batch " + std::to_string(batch) + ", image size " +

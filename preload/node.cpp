@@ -344,22 +344,19 @@ Entry entry_read(int dirfd, const char* name, long pid, unsigned long long start
       close(fd);
       return Entry::kSkipped;
     }
-    Entry state = Entry::kSkipped;
-    bool again = false;
     if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
       struct stat now;
       const bool same = fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
                         now.st_ino == st.st_ino && now.st_dev == st.st_dev;
-      if (same) state = Entry::kStale;
-      again = !same;
-    } else if (errno == EWOULDBLOCK) {
-      std::string text;
-      if (fd_read(fd, &text, kMaxEntry) && entry_parse(text, out) && out->pid == pid &&
-          out->start == start)
-        state = Entry::kLive;
+      close(fd);
+      if (same) return Entry::kStale;
+      continue;  // rewritten: read the new file
     }
+    std::string text;
+    const bool live = errno == EWOULDBLOCK && fd_read(fd, &text, kMaxEntry) &&
+                      entry_parse(text, out) && out->pid == pid && out->start == start;
     close(fd);
-    if (!again) return state;
+    return live ? Entry::kLive : Entry::kSkipped;
   }
   return Entry::kSkipped;
 }

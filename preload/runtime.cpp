@@ -308,29 +308,33 @@ bool process_confines(const Runtime& r) {
          r.opt.pin != opt::Pin::kNone && !r.process_cpus.empty();
 }
 
-// Moves the threads we pinned onto the plan in force (the registry's, `p` or
-// one that replaced it meanwhile): pool p -> p mod pools, each pool's next core
+// Moves the threads we pinned onto the plan in force (the registry's): pool
+// p -> p mod pools, each pool's next core
 // in creation order (pool 0 from its second core, as for new threads: the main
 // thread works in pool 0). Threads that exited are skipped; threads pinned by
 // their creator are not ours to move. A thread that took its core from the old plan but is
 // recorded only after this has read the records moves itself (thread_catch_up).
-int repin_threads(Runtime& r, const gov::Plan& p) {
-  if (p.core_sets.empty() || r.opt.pin == opt::Pin::kNone) return 0;
+// Moves one pinned thread (its record *t; `tid` 0 for the calling thread) to
+// the plan in force, its core from the plan's own hand-out (the registry's
+// counters, so that threads created later take the cores that come next), and
+// updates its record. Called with repin_mu held.
+bool thread_move_to_plan(Runtime& r, gov::ThreadRecord* t, long tid) {
+  const gov::Assignment a = r.registry.reassign(t->pool >= 0 ? t->pool : 0);
+  std::vector<int> cpus;
+  if (!cpus_for(a, &cpus) || !thread_affinity_set(tid, cpus)) return false;
+  t->pool = a.pool;
+  t->cpu = a.cpu;
+  t->generation = a.generation;
+  r.registry.update(*t);
+  return true;
+}
+
+int repin_threads(Runtime& r) {
+  if (r.opt.pin == opt::Pin::kNone) return 0;
   std::lock_guard<std::mutex> lock(r.repin_mu);
   int moved = 0;
-  for (gov::ThreadRecord t : r.registry.live()) {
-    if (!t.pinned) continue;
-    // The plan's own hand-out (the registry's counters): threads created after
-    // this take the cores that come next, not those the moved threads hold.
-    const gov::Assignment a = r.registry.reassign(t.pool >= 0 ? t.pool : 0);
-    std::vector<int> cpus;
-    if (!cpus_for(a, &cpus) || !thread_affinity_set(t.tid, cpus)) continue;
-    t.pool = a.pool;
-    t.cpu = a.cpu;
-    t.generation = a.generation;
-    r.registry.update(t);
-    ++moved;
-  }
+  for (gov::ThreadRecord t : r.registry.live())
+    if (t.pinned && thread_move_to_plan(r, &t, t.tid)) ++moved;
   return moved;
 }
 
@@ -358,7 +362,7 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation,
   if (at_activation) return;
   r.registry.replan(p);
   if (r.omp_capping) omp_cap_set(p.threads);
-  const int moved = repin_threads(r, p);
+  const int moved = repin_threads(r);
   if (process_confines(r)) {
     const bool was = !r.process_mask.empty();
     const int confined = process_confine(r, gov::process_mask(r.process_cpus, b.cpus));
@@ -824,16 +828,10 @@ bool thread_catch_up(long tid, unsigned generation) {
     // seen and moves itself now. The lock orders the two.
     std::lock_guard<std::mutex> lock(r.repin_mu);
     gov::ThreadRecord t;
-    if (!r.registry.find(tid, &t) || !t.pinned || t.generation == r.registry.generation())
+    if (!r.registry.find(tid, &t) || !t.pinned || t.generation == r.registry.generation() ||
+        !thread_move_to_plan(r, &t, 0))
       return false;
-    const gov::Assignment a = r.registry.reassign(t.pool);
-    std::vector<int> cpus;
-    if (!cpus_for(a, &cpus) || !thread_affinity_set(0, cpus)) return false;
-    t.pool = a.pool;
-    t.cpu = a.cpu;
-    t.generation = a.generation;
-    r.registry.update(t);
-    t_pool = a.pool;
+    t_pool = t.pool;
     return true;
   } catch (...) {
     return false;
