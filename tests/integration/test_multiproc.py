@@ -42,14 +42,14 @@ static void* spin(void* arg) {
 }
 int main(int argc, char** argv) {
   int n = argc > 1 ? atoi(argv[1]) : 3;
-  pthread_t t[64];
-  for (int i = 0; i < n && i < 64; ++i) pthread_create(&t[i], 0, spin, 0);
+  pthread_t t[1024];
+  for (int i = 0; i < n && i < 1024; ++i) pthread_create(&t[i], 0, spin, 0);
   printf("ready\n");
   fflush(stdout);
   char buf[16];
   while (read(0, buf, sizeof buf) > 0) {}
   atomic_store(&stop, 1);
-  for (int i = 0; i < n && i < 64; ++i) pthread_join(t[i], 0);
+  for (int i = 0; i < n && i < 1024; ++i) pthread_join(t[i], 0);
   return 0;
 }
 """
@@ -120,7 +120,12 @@ def spin(tmp_path_factory):
     return exe
 
 
-def start_spin(spin, node_dir, report, n=3, **extra):
+# One spinner per CPU (at least 3): a process alone on the node then has a pinned thread on
+# every core, whatever the machine's size.
+SPINNERS = max(3, len(FULL))
+
+
+def start_spin(spin, node_dir, report, n=SPINNERS, **extra):
     env = clean_env(
         LD_PRELOAD=LIB,
         PARWIDTH_NODE_DIR=node_dir,
@@ -152,7 +157,8 @@ def test_second_process_shrinks_first_and_first_grows_back(spin, tmp_path):
     a = start_spin(spin, reg, tmp_path / "a.json")
     try:
         # Alone, A takes every core.
-        poll(lambda: pinned_cpus(a.pid)[0] == FULL and pinned_cpus(a.pid)[1] == 3, what="A pinned")
+        poll(lambda: pinned_cpus(a.pid)[0] == FULL and pinned_cpus(a.pid)[1] == SPINNERS,
+             what="A pinned")
         b = start_spin(spin, reg, tmp_path / "b.json")
         try:
             # B joins once its threads run (one monitor period or so), then lives in its share.
@@ -362,7 +368,7 @@ static void* nap(void* arg) {
 }
 int main(int argc, char** argv) {
   int n = atoi(argv[1]), m = atoi(argv[2]);
-  pthread_t t[256];
+  pthread_t t[1024 + 64];
   for (int i = 0; i < n; ++i) pthread_create(&t[i], 0, spin, 0);
   while (atomic_load(&running) < n) usleep(1000);
   printf("ready\n");
@@ -408,7 +414,7 @@ def test_thread_that_starts_after_the_node_is_divided_follows_the_new_share(spin
     reg = tmp_path / "reg"
     env = clean_env(LD_PRELOAD=f"{LIB}:{shim}", LATE_START_MS=600, PARWIDTH_NODE_DIR=reg,
                     PARWIDTH_MONITOR_MS=50, PARWIDTH_REPORT=tmp_path / "a.json")
-    a = subprocess.Popen([str(trickle), "2", "60"], env=env, stdin=subprocess.PIPE,
+    a = subprocess.Popen([str(trickle), str(SPINNERS), "60"], env=env, stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, text=True)
     try:
         assert a.stdout.readline().strip() == "ready"
@@ -426,7 +432,7 @@ def test_thread_that_starts_after_the_node_is_divided_follows_the_new_share(spin
             # Every thread of A, the late ones once they run, inside A's share.
             def strays():  # main, spinners, late ones (and the monitor) running, and outside
                 tasks = task_cpus(a.pid)
-                return len(tasks) >= 1 + 2 + 60, {t: sorted(c) for t, c in tasks.items()
+                return len(tasks) >= 1 + SPINNERS + 60, {t: sorted(c) for t, c in tasks.items()
                                                   if not c <= a_cpus}
 
             try:
