@@ -56,15 +56,18 @@ NodeShare node_share(const std::vector<NodeMember>& members, size_t self) {
 
   const int me = position[self];
   std::vector<NodeCore> taken;
+  double worth = 0;
   for (auto& [who, cores] : regions) {
     const int k = static_cast<int>(who.size());
     const int n = static_cast<int>(cores.size());
     const int r = static_cast<int>(std::find(who.begin(), who.end(), me) - who.begin());
     if (k == 1) {
       taken.insert(taken.end(), cores.begin(), cores.end());
+      worth += n;
     } else if (k > n) {
       out.overlap = true;
-      taken.push_back(cores[static_cast<size_t>(r % n)]);
+      taken.insert(taken.end(), cores.begin(), cores.end());
+      worth += static_cast<double>(n) / k;
     } else {
       std::vector<int> socket_of;
       socket_of.reserve(cores.size());
@@ -73,8 +76,11 @@ NodeShare node_share(const std::vector<NodeMember>& members, size_t self) {
       int at = 0;
       for (int i = 0; i < r; ++i) at += sizes[static_cast<size_t>(i)];
       taken.insert(taken.end(), cores.begin() + at, cores.begin() + at + sizes[r]);
+      worth += sizes[static_cast<size_t>(r)];
     }
   }
+  // 1e-9: two thirds of a core three times is two cores, not one.
+  out.cores_worth = std::max(1, static_cast<int>(worth + 1e-9));
   std::sort(taken.begin(), taken.end(), core_less);
   for (const NodeCore& c : taken) out.cpus.push_back(c.cpu);
   out.size = static_cast<int>(sharing.size());
@@ -82,7 +88,9 @@ NodeShare node_share(const std::vector<NodeMember>& members, size_t self) {
   out.note = "node registry: member " + std::to_string(out.rank + 1) + " of " +
              std::to_string(out.size) + " sharing these cores -> " +
              std::to_string(out.cpus.size()) + " of " + std::to_string(mine.size()) + " cores" +
-             (out.overlap ? " (more members than cores: some cores are shared)" : "");
+             (out.overlap ? " (more members than cores: shared by them, " +
+                                std::to_string(out.cores_worth) + " cores' worth of threads each)"
+                          : "");
   return out;
 }
 

@@ -38,8 +38,13 @@ struct NodeShare {
   std::vector<int> cpus;  // this member's cores (first PUs), socket-major
   int rank = 0;           // its place among the members it shares cores with (arrival order)
   int size = 1;           // members sharing at least one core with it, itself included
-  bool overlap = false;   // more members than cores somewhere: some cores are shared
-  std::string note;       // one line for the report
+  // More members than cores somewhere: those cores are shared by all of their
+  // members, each of which plans `cores_worth` cores' threads on them and
+  // lets the kernel balance its threads over the whole region (pinning each
+  // member to one core would give one of them a core and split another).
+  bool overlap = false;
+  int cores_worth = 0;  // the cores' worth of threads this member plans (cpus.size() if no overlap)
+  std::string note;     // one line for the report
 };
 
 // Members are ordered by (start, pid). The cores of the node fall into
@@ -47,7 +52,8 @@ struct NodeShare {
 // split among its members into balanced contiguous groups in socket-major
 // order, placed so that as few groups as possible span two sockets (the
 // plan's pool placement); the earliest member takes the first group. When a
-// region has fewer cores than members, member i takes core i mod n.
+// region has fewer cores (n) than members (k), every member takes the whole
+// region and counts n / k of a core's worth in it (overlap).
 // Identical budgets (the common case) give the same split as a launcher's
 // local rank/size; members whose budgets do not overlap keep all their cores.
 NodeShare node_share(const std::vector<NodeMember>& members, size_t self);

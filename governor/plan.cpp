@@ -63,4 +63,13 @@ Plan plan_for(const BudgetView& budget, const WidthView& width, const PlanOption
   return p;
 }
 
+Plan plan_shared(Plan p, const std::vector<int>& cpus) {
+  if (cpus.empty()) return p;
+  for (std::vector<int>& set : p.core_sets) set = cpus;
+  p.shared = true;
+  p.notes.push_back("cores shared with more governed processes than cores: each pool may use " +
+                    std::to_string(cpus.size()) + " CPUs, the kernel balances the threads");
+  return p;
+}
+
 }  // namespace pw::gov

@@ -67,6 +67,10 @@ struct Plan {
   };
   std::vector<Predicted> predicted;  // the model's candidates (source "model" only)
   MeasuredPlan measured;             // what was measured (source "measured" only)
+  // Its cores are shared with other governed processes (more of them than
+  // cores): each pool may use all of them, and a thread is pinned to its
+  // pool's set rather than one core (plan_shared).
+  bool shared = false;
 };
 
 // pools   = opt.pools, else clamp(W, 1, min(max level width, slots))
@@ -74,5 +78,10 @@ struct Plan {
 // core sets: balanced contiguous groups in socket-major order, arranged so
 // that as few pools as possible span two sockets.
 Plan plan_for(const BudgetView& budget, const WidthView& width, const PlanOptions& opt);
+
+// `p` (planned on the cores' worth this process may keep busy) on `cpus`, a
+// region it shares with more processes than it has cores: every pool's set is
+// all of `cpus`, and `shared` is set. Pools and threads are p's.
+Plan plan_shared(Plan p, const std::vector<int>& cpus);
 
 }  // namespace pw::gov

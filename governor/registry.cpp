@@ -58,7 +58,9 @@ Assignment ThreadRegistry::assign_in(Layout* l, int pool, bool wrap) {
     a.pool = static_cast<int>(l->next_root.fetch_add(1, std::memory_order_relaxed) % pools);
   }
   const std::vector<int>& set = l->plan.core_sets[a.pool];
-  if (l->pin == PinMode::kCore && !set.empty()) {
+  // A plan on cores shared with other members pins to the pool's set: the
+  // kernel balances the members' threads over it (governor/node_share.h).
+  if (l->pin == PinMode::kCore && !l->plan.shared && !set.empty()) {
     const unsigned k = l->next_in_pool[a.pool].fetch_add(1, std::memory_order_relaxed);
     a.cpu = set[k % set.size()];
   }

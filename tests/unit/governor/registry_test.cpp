@@ -47,6 +47,28 @@ TEST(ThreadRegistry, PoolPinningHasNoSingleCpu) {
   EXPECT_EQ(a.cpu, -1);
 }
 
+TEST(ThreadRegistry, APlanOnSharedCoresPinsToThePoolsSet) {
+  // Three processes on two cores (governor/node_share's overlap): a thread is
+  // pinned to the region, not one core, so the kernel balances the members.
+  Plan one;
+  one.core_sets = {{0}};
+  const Plan shared = plan_shared(one, {0, 1});
+  EXPECT_TRUE(shared.shared);
+  EXPECT_EQ(shared.core_sets, (std::vector<std::vector<int>>{{0, 1}}));
+  EXPECT_EQ(shared.pools, one.pools);
+  EXPECT_EQ(shared.threads, one.threads);
+  ThreadRegistry r;
+  r.reset(two_pools(), PinMode::kCore);
+  EXPECT_GE(r.assign(-1).cpu, 0);
+  r.replan(shared);
+  const Assignment a = r.assign(-1);
+  EXPECT_EQ(a.pool, 0);
+  EXPECT_EQ(a.cpu, -1);
+  // Back to cores of its own: one core each again.
+  r.replan(two_pools());
+  EXPECT_GE(r.assign(-1).cpu, 0);
+}
+
 TEST(ThreadRegistry, NoPlanMeansNoAssignment) {
   ThreadRegistry r;
   r.reset(Plan{}, PinMode::kCore);

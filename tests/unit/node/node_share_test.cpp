@@ -82,13 +82,28 @@ TEST(NodeShare, UnevenSplitAvoidsSpanningSockets) {
   EXPECT_EQ(node_share(m, 3).cpus, (std::vector<int>{5}));
 }
 
-TEST(NodeShare, MoreMembersThanCoresShareRoundRobin) {
+TEST(NodeShare, MoreMembersThanCoresShareTheWholeRegion) {
+  // Three members on two cores: pinned one core each, one member would have a
+  // core and two would split one (0.75 x each of the other two against an
+  // even two thirds); sharing both, the kernel balances them.
   auto m = same(3, cores(1, 2));
-  EXPECT_EQ(node_share(m, 0).cpus, std::vector<int>{0});
-  EXPECT_EQ(node_share(m, 1).cpus, std::vector<int>{1});
-  NodeShare s = node_share(m, 2);
-  EXPECT_EQ(s.cpus, std::vector<int>{0});
-  EXPECT_TRUE(s.overlap);
+  for (size_t i = 0; i < 3; ++i) {
+    NodeShare s = node_share(m, i);
+    EXPECT_EQ(s.cpus, (std::vector<int>{0, 1})) << i;
+    EXPECT_TRUE(s.overlap);
+    EXPECT_EQ(s.cores_worth, 1) << "two thirds of a core: one thread";
+    EXPECT_EQ(s.size, 3);
+  }
+  // Five on four: four fifths each, one thread; seven on four: one thread.
+  EXPECT_EQ(node_share(same(5, cores(1, 4)), 4).cores_worth, 1);
+  EXPECT_EQ(node_share(same(7, cores(1, 4)), 0).cpus, range(0, 3));
+}
+
+TEST(NodeShare, CoresWorthIsTheShareWithoutOverlap) {
+  EXPECT_EQ(node_share(same(2, cores(1, 4)), 0).cores_worth, 2);
+  EXPECT_EQ(node_share(same(3, cores(1, 4)), 0).cores_worth, 2);
+  EXPECT_EQ(node_share(same(3, cores(1, 4)), 2).cores_worth, 1);
+  EXPECT_FALSE(node_share(same(3, cores(1, 4)), 2).overlap);
 }
 
 TEST(NodeShare, DisjointBudgetsAreLeftAlone) {
