@@ -6,7 +6,7 @@ namespace pw::gov {
 MembershipStep membership_step(MembershipState* st, const MembershipInput& in,
                                const MembershipConfig& c) {
   MembershipStep out;
-  const bool busy = in.parallel && in.busy_cpus >= c.busy_cpus;
+  const bool busy = (in.parallel && in.busy_cpus >= c.busy_cpus) || in.announced;
   if (busy) st->last_busy_ns = in.t_ns;
   if (in.launcher) {
     if (st->member) {
@@ -20,7 +20,8 @@ MembershipStep membership_step(MembershipState* st, const MembershipInput& in,
     if (busy) {
       st->member = true;
       out.change = MembershipChange::kJoin;
-      out.why = "its parallel work runs";
+      out.why = in.announced ? "a framework is creating pools it cannot resize later"
+                             : "its parallel work runs";
     }
     return out;
   }

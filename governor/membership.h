@@ -23,6 +23,11 @@ struct MembershipInput {
   double busy_cpus = 0;   // (CPU time + run-queue wait) in the interval / its length
   bool parallel = false;  // a pool thread or OpenMP team of this process has run
   bool launcher = false;  // it spawned ranks that a launcher describes
+  // A framework is creating thread pools that it cannot resize later (an ONNX
+  // Runtime session, a TensorFlow session or eager context): the process joins
+  // now, before its work runs, so that those pools are sized from its share
+  // and processes starting beside it see it at once.
+  bool announced = false;
 };
 
 // Kept between samples by the caller.

@@ -60,5 +60,28 @@ TEST(Membership, ShorterIdleSetting) {
             MembershipChange::kLeave);
 }
 
+TEST(Membership, FixedPoolsAnnouncedJoinBeforeTheWorkRuns) {
+  // A session is being created: no pool thread has run, the process is barely
+  // busy, and it joins at once; a launcher still never does.
+  MembershipConfig c;
+  MembershipState st;
+  MembershipInput in;
+  in.t_ns = kS;
+  in.announced = true;
+  const MembershipStep s = membership_step(&st, in, c);
+  EXPECT_EQ(s.change, MembershipChange::kJoin);
+  EXPECT_STREQ(s.why, "a framework is creating pools it cannot resize later");
+  // Idle for the idle time after it: the share goes back as for any member.
+  in.announced = false;
+  in.t_ns = kS + c.idle_leave_ns;
+  EXPECT_EQ(membership_step(&st, in, c).change, MembershipChange::kLeave);
+
+  MembershipState launcher;
+  in.announced = true;
+  in.launcher = true;
+  EXPECT_EQ(membership_step(&launcher, in, c).change, MembershipChange::kNone);
+  EXPECT_FALSE(launcher.member);
+}
+
 }  // namespace
 }  // namespace pw::gov
