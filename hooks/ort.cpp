@@ -7,8 +7,10 @@
 // ORT's core statically: nothing crosses a library boundary).
 #include "hooks/ort.h"
 
+#include <atomic>
 #include <string>
 
+#include "governor/pool_rebuild.h"
 #include "governor/setting.h"
 #include "graph/graph.h"
 #include "hooks/guard.h"
@@ -60,17 +62,58 @@ void plan_from_model(const void* model, size_t size, bool is_path) {
 }
 
 // `shown` is the program's value as the report shows it; `ours` the plan's.
-gov::SettingDecision decide(const std::string& setting, int plan, int current, bool user_set,
-                            const std::string& shown, const std::string& reason,
+// Without `notes`, the decision only (a session asked whether it is still right).
+gov::SettingDecision decide(bool notes, const std::string& setting, int plan, int current,
+                            bool user_set, const std::string& shown, const std::string& reason,
                             const std::string& ours = "") {
   const gov::SettingDecision d = rt::setting_decide(plan, current, user_set);
-  if (d.verdict != gov::SettingVerdict::kNoPlan)
+  if (notes && d.verdict != gov::SettingVerdict::kNoPlan)
     rt::framework_note(kName, setting,
                        d.changes() ? (ours.empty() ? std::to_string(d.value) : ours) : shown,
                        d.changes(),
                        std::string(gov::setting_verdict_text(d.verdict)) +
                            (user_set ? " (the program set " + shown + ")" : "") + "; " + reason);
   return d;
+}
+
+// The session options that the plan in force gives a session with the
+// program's options `u`.
+OrtPlanned options_for_plan(const OrtUserOptions& u, const char* api, bool notes) {
+  OrtPlanned out;
+  const gov::Plan& p = rt::plan();
+  const std::string via = std::string(" (") + api + ")";
+  gov::SettingDecision d =
+      decide(notes, "session intra_op_num_threads" + via, p.threads, u.intra, u.intra > 0,
+             std::to_string(u.intra), "plan threads per pool " + std::to_string(p.threads));
+  if (d.changes()) out.intra = d.value;
+  if (p.pools > 1) {
+    d = decide(notes, "session execution_mode" + via, 1, u.parallel ? 1 : 0, u.parallel,
+               u.parallel ? "ORT_PARALLEL" : "ORT_SEQUENTIAL",
+               "the plan has " + std::to_string(p.pools) + " pools", "ORT_PARALLEL");
+    if (d.changes() || (d.verdict == gov::SettingVerdict::kKeep && u.parallel)) {
+      if (d.changes()) out.parallel = 1;
+      d = decide(notes, "session inter_op_num_threads" + via, p.pools, u.inter, u.inter > 0,
+                 std::to_string(u.inter), "plan pools " + std::to_string(p.pools));
+      if (d.changes()) out.inter = d.value;
+    }
+  }
+  if (rt::node_shared()) {
+    d = decide(notes, "session allow_spinning (intra_op, inter_op)" + via, 1, u.spin, u.spin >= 0,
+               std::to_string(u.spin),
+               "other governed processes share this node: idle workers must not spin", "0");
+    if (d.changes()) out.spin = 0;
+  }
+  return out;
+}
+
+// What a session made with `u` and `planned` on top has, as ORT takes it.
+gov::SessionPools pools_of(const OrtUserOptions& u, const OrtPlanned& planned) {
+  gov::SessionPools s;
+  s.intra = planned.intra >= 0 ? planned.intra : (u.intra > 0 ? u.intra : -1);
+  s.inter = planned.inter >= 0 ? planned.inter : (u.inter > 0 ? u.inter : -1);
+  s.parallel = planned.parallel >= 0 ? planned.parallel : (u.parallel ? 1 : -1);
+  s.spin = planned.spin >= 0 ? planned.spin : u.spin;
+  return s;
 }
 
 }  // namespace
@@ -81,33 +124,47 @@ OrtPlanned ort_session_plan(const void* model, size_t size, bool is_path, const 
   Guard guard;
   if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return out;
   try {
-    rt::fixed_pools_note();  // the session's pools keep the size they are created with
+    // The session's pools keep the size they are created with: where the node
+    // is shared, this process joins first, so the plan below is its share's.
+    rt::fixed_pools_prepare();
     if (model && size > 0) plan_from_model(model, size, is_path);
-    const gov::Plan& p = rt::plan();
-    const std::string via = std::string(" (") + api + ")";
-    gov::SettingDecision d =
-        decide("session intra_op_num_threads" + via, p.threads, u.intra, u.intra > 0,
-               std::to_string(u.intra), "plan threads per pool " + std::to_string(p.threads));
-    if (d.changes()) out.intra = d.value;
-    if (p.pools > 1) {
-      d = decide("session execution_mode" + via, 1, u.parallel ? 1 : 0, u.parallel,
-                 u.parallel ? "ORT_PARALLEL" : "ORT_SEQUENTIAL",
-                 "the plan has " + std::to_string(p.pools) + " pools", "ORT_PARALLEL");
-      if (d.changes() || (d.verdict == gov::SettingVerdict::kKeep && u.parallel)) {
-        if (d.changes()) out.parallel = 1;
-        d = decide("session inter_op_num_threads" + via, p.pools, u.inter, u.inter > 0,
-                   std::to_string(u.inter), "plan pools " + std::to_string(p.pools));
-        if (d.changes()) out.inter = d.value;
-      }
-    }
-    if (rt::node_shared()) {
-      d = decide("session allow_spinning (intra_op, inter_op)" + via, 1, u.spin, u.spin >= 0,
-                 std::to_string(u.spin),
-                 "other governed processes share this node: idle workers must not spin", "0");
-      if (d.changes()) out.spin = 0;
-    }
+    out = options_for_plan(u, api, true);
   } catch (...) {
     out = OrtPlanned{};
+  }
+  return out;
+}
+
+OrtPlanned ort_session_replan(const OrtUserOptions& u, const OrtPlanned& made, double since_s,
+                              bool bound, gov::RebuildVerdict* verdict) {
+  *verdict = gov::RebuildVerdict::kSame;
+  OrtPlanned out = made;
+  Guard guard;
+  if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return out;
+  try {
+    const OrtPlanned want = options_for_plan(u, "Python", false);
+    gov::RebuildInput in;
+    in.now = pools_of(u, made);
+    in.want = pools_of(u, want);
+    in.since_change_s = since_s;
+    in.pinned_by_program = bound;
+    const gov::RebuildDecision d = gov::pool_rebuild_decide(in);
+    *verdict = d.verdict;
+    if (d.verdict == gov::RebuildVerdict::kHold || d.verdict == gov::RebuildVerdict::kSame)
+      return out;
+    static std::atomic<int> noted{0};
+    if (noted.fetch_add(1) < 32) {
+      const auto shape = [](const gov::SessionPools& s) {
+        return "intra " + std::to_string(s.intra) + ", inter " + std::to_string(s.inter) +
+               ", spin " + std::to_string(s.spin);
+      };
+      rt::framework_note(kName, "session rebuilt for the plan in force (Python)",
+                         shape(in.now) + " -> " + shape(in.want),
+                         d.verdict == gov::RebuildVerdict::kRebuild, d.why);
+    }
+    if (d.verdict == gov::RebuildVerdict::kRebuild) out = want;
+  } catch (...) {
+    *verdict = gov::RebuildVerdict::kSame;
   }
   return out;
 }

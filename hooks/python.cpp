@@ -9,7 +9,14 @@
 //   op "ort_session"  args: "intra=N inter=N parallel=0|1 spin=-1|0|1 path=0|1",
 //                     data: the model's path or bytes        -> reply "intra=N inter=N ..."
 //   op "ort_used"     args: what the session used, as text   -> one report entry
-// Returns 0, or -1 when the process is not governed (the reply is then empty).
+//   op "generation"   nothing: returns the plan's generation (>= 0), a call per
+//                     session run, so one atomic load and no reply
+//   op "ort_replan"   args: the program's options as for ort_session, the
+//                     session's ("made_intra=N made_inter=N made_parallel=N
+//                     made_spin=N"), since_ms=N, bound=0|1
+//                     -> reply "verdict=same|hold|rebuild|kept intra=N ..."
+// Returns 0 (the generation for "generation"), or -1 when the process is not
+// governed (the reply is then empty).
 #include <stdio.h>
 
 #include <cstdlib>
@@ -51,16 +58,35 @@ extern "C" __attribute__((visibility("default"))) int parwidth_python(const char
       blas_sweep(args && *args ? args : "after a Python import");
       return 0;
     }
-    if (strcmp(op, "ort_session") == 0) {
+    if (strcmp(op, "generation") == 0)
+      return static_cast<int>(pw::rt::plan_generation() & 0x7fffffffu);
+    if (strcmp(op, "ort_session") == 0 || strcmp(op, "ort_replan") == 0) {
       OrtUserOptions u;
       u.intra = arg_int(args, "intra", 0);
       u.inter = arg_int(args, "inter", 0);
       u.parallel = arg_int(args, "parallel", 0) == 1;
       u.spin = arg_int(args, "spin", -1);
-      const OrtPlanned p = ort_session_plan(data, size, arg_int(args, "path", 0) == 1, u, "Python");
+      OrtPlanned p;
+      const char* verdict = "";
+      if (op[4] == 'r') {
+        OrtPlanned made;
+        made.intra = arg_int(args, "made_intra", -1);
+        made.inter = arg_int(args, "made_inter", -1);
+        made.parallel = arg_int(args, "made_parallel", -1);
+        made.spin = arg_int(args, "made_spin", -1);
+        pw::gov::RebuildVerdict v = pw::gov::RebuildVerdict::kSame;
+        p = ort_session_replan(u, made, arg_int(args, "since_ms", 0) / 1000.0,
+                               arg_int(args, "bound", 0) == 1, &v);
+        verdict = v == pw::gov::RebuildVerdict::kRebuild ? "verdict=rebuild "
+                  : v == pw::gov::RebuildVerdict::kHold  ? "verdict=hold "
+                  : v == pw::gov::RebuildVerdict::kKept  ? "verdict=kept "
+                                                         : "verdict=same ";
+      } else {
+        p = ort_session_plan(data, size, arg_int(args, "path", 0) == 1, u, "Python");
+      }
       if (reply && reply_size)
-        snprintf(reply, reply_size, "intra=%d inter=%d parallel=%d spin=%d", p.intra, p.inter,
-                 p.parallel, p.spin);
+        snprintf(reply, reply_size, "%sintra=%d inter=%d parallel=%d spin=%d", verdict, p.intra,
+                 p.inter, p.parallel, p.spin);
       return 0;
     }
     if (strcmp(op, "ort_used") == 0) {

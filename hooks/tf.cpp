@@ -106,7 +106,7 @@ std::string plan_reason() {
 std::string config_extra(const char* what, const UserConfig& user) {
   std::string extra;
   const std::string who = std::string("tensorflow");
-  rt::fixed_pools_note();  // the session's (or eager context's) pools keep their size
+  rt::fixed_pools_prepare();  // the session's (or eager context's) pools keep their size
   if (!user.readable) {
     rt::framework_note(who, std::string(what) + " ConfigProto", "unreadable", false,
                        "the program's serialized config could not be walked; left as it was");

@@ -75,8 +75,12 @@ struct Runtime {
   // and the share in force. Written at activation and by the monitor thread.
   topo::Budget full_budget;
   node::Registry node;
-  bool node_member = false;           // the registry is in use (its directory checked)
-  gov::MembershipState membership;    // whether we are in it now (monitor thread)
+  bool node_member = false;             // the registry is in use (its directory checked)
+  gov::MembershipState membership;      // whether we are in it now (monitor thread)
+  std::atomic<bool> member_now{false};  // membership.member, for other threads
+  // A framework is creating pools it cannot resize (fixed_pools_prepare): the
+  // monitor thread joins at its next sample.
+  std::atomic<bool> announced{false};
   std::atomic<bool> launcher{false};  // it spawned ranks that a launcher describes
   std::vector<int> node_cpus;
   int node_changes = 0;
@@ -353,7 +357,17 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation,
   b.local_rank = share.rank;
   b.local_size = share.size;
   b.notes.push_back(share.note + " (" + r.node.dir() + ")");
-  const gov::Plan p = plan_for_budget(r, b);
+  // Cores shared by more members than cores: planned on the cores' worth this
+  // process keeps busy, its threads spread over the whole region.
+  const gov::Plan p =
+      share.overlap && share.cores_worth < static_cast<int>(share.cpus.size())
+          ? gov::plan_shared(
+                plan_for_budget(
+                    r, budget_narrow(r.full_budget,
+                                     std::vector<int>(share.cpus.begin(),
+                                                      share.cpus.begin() + share.cores_worth))),
+                share.cpus)
+          : plan_for_budget(r, b);
   {
     std::lock_guard<std::mutex> lock(r.mu);
     r.planned.budget = b;
@@ -368,8 +382,10 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation,
     const int confined = process_confine(r, gov::process_mask(r.process_cpus, b.cpus));
     if (confined > 0 || was != !r.process_mask.empty()) process_note(r, confined);
   }
-  const double cpus =
-      b.quota_cpus > 0 && b.quota_cpus < b.cores ? b.quota_cpus : static_cast<double>(b.cores);
+  // On shared cores the run queue is the neighbours' too: the monitor judges
+  // this process by the cores' worth it plans, not the region.
+  const double cores = p.shared ? share.cores_worth : static_cast<double>(b.cores);
+  const double cpus = b.quota_cpus > 0 && b.quota_cpus < cores ? b.quota_cpus : cores;
   monitor::rebudget(cpus, r.omp_capping ? p.threads : 0);
   const std::string list = topo::cpulist_format(b.cpus);
   log::info(1, "node: %s: now %d cores (%s), %d threads re-pinned", share.note.c_str(), b.cores,
@@ -549,6 +565,7 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
     in.busy_cpus = busy_cpus;
     in.parallel = r->registry.any();  // a pool thread exists (or existed)
     in.launcher = r->launcher.load(std::memory_order_relaxed);
+    in.announced = r->announced.exchange(false, std::memory_order_acq_rel);
     gov::MembershipConfig c;
     c.idle_leave_ns = static_cast<uint64_t>(r->opt.node_idle_ms) * 1000000ull;
     // Before joining, and every fifth sample: has it become a launcher? (Also while it is
@@ -562,6 +579,7 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
     const gov::MembershipStep step = gov::membership_step(&r->membership, in, c);
     if (step.change == gov::MembershipChange::kJoin) {
       if (node_publish(*r, false)) {
+        r->member_now.store(true, std::memory_order_release);
         membership_note(*r, "joined", step.why, t_ns);
       } else {
         r->membership.member = false;
@@ -570,6 +588,7 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
       return;
     }
     if (step.change == gov::MembershipChange::kLeave) {
+      r->member_now.store(false, std::memory_order_release);
       r->node.leave();
       gov::NodeShare all;
       for (const gov::NodeCore& core : node_cores_of(r->full_budget)) all.cpus.push_back(core.cpu);
@@ -938,8 +957,31 @@ void pool_note(const PoolNote& n) {
   g->pools.push_back(n);
 }
 
-void fixed_pools_note() {
+void fixed_pools_prepare() {
   monitor::fixed_pools_note();
+  Runtime* r = g;
+  if (!r || r->state.load(std::memory_order_acquire) != kActive || !r->node_member ||
+      !r->opt.monitor || r->member_now.load(std::memory_order_acquire))
+    return;
+  // Join through the monitor thread (it alone keeps the membership), and wait
+  // for it a few samples at most: the pools are then sized from this
+  // process's share instead of the whole budget, and neighbours starting now
+  // see this process in the registry before its work runs. A monitor that
+  // does not answer in time (paused, a loaded node) costs the wait and
+  // nothing else: the plan in force is used.
+  r->announced.store(true, std::memory_order_release);
+  const long wait_ms = 3L * r->opt.monitor_ms;
+  for (long waited = 0; waited < wait_ms; waited += 5) {
+    if (r->member_now.load(std::memory_order_acquire) || r->launcher.load()) return;
+    const timespec ts{0, 5 * 1000000L};
+    nanosleep(&ts, nullptr);
+  }
+}
+
+unsigned plan_generation() {
+  Runtime* r = g;
+  if (!r || r->state.load(std::memory_order_acquire) != kActive) return 0;
+  return r->registry.generation();
 }
 
 bool node_shared() {
@@ -1205,6 +1247,8 @@ void on_fork_child() {
   if (r.node_member && r.membership.member && !r.node_cpus.empty())
     r.opt.cpus = topo::cpulist_format(r.node_cpus);
   r.node_member = false;
+  r.member_now.store(false);
+  r.announced.store(false);
   r.node_cpus.clear();
   r.omp_capping = false;
   // The forking thread may be a pinned pool member; the child's main thread

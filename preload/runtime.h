@@ -87,9 +87,16 @@ struct PoolNote {
 };
 void pool_note(const PoolNote& n);
 // A framework is creating thread pools that it cannot resize later (a
-// TensorFlow session or eager context, an ONNX Runtime session): the
-// monitor's advice on oversubscription says so.
-void fixed_pools_note();
+// TensorFlow session or eager context, an ONNX Runtime session). Where the
+// node registry is in use and this process is not yet a member, it joins now
+// (through the monitor thread; this waits up to three monitor periods), so
+// that plan() afterwards is this process's share of the node. The monitor's
+// advice on oversubscription also says that such pools exist.
+void fixed_pools_prepare();
+
+// The generation of the plan in force: it changes whenever the plan does (a
+// node re-division, a framework's graph). 0 before activation. One atomic load.
+unsigned plan_generation();
 
 // True when other governed processes share this process's node (a launcher's
 // local size or the node registry's members, as of the monitor's last sample).

@@ -74,6 +74,10 @@ def _parwidth_start():
     if call("selected")[0] != 0:
         return  # not governed (nothing is activated by asking)
 
+    def generation():
+        """The plan's generation: the library's return value, no reply buffer."""
+        return api(b"generation", None, None, 0, None, 0)
+
     state = {"busy": False}
     ort_module = "onnxruntime.capi.onnxruntime_inference_collection"
 
@@ -121,7 +125,7 @@ def _parwidth_start():
                 def exec_module(module, original=original):
                     original(module)
                     try:
-                        _wrap_ort(module, call)
+                        _wrap_ort(module, call, generation)
                     except Exception:
                         pass
 
@@ -144,11 +148,16 @@ def _parwidth_start():
         pass
 
 
-def _wrap_ort(module, call):
+def _wrap_ort(module, call, generation):
     """InferenceSession gets the plan: the options are set on the program's
     SessionOptions for the creation only (ORT copies them into the session)
-    and put back afterwards."""
+    and put back afterwards. When the plan changes later (the node's division),
+    the session is made again between two runs with the pools the plan in force
+    gives it, the way ORT's own set_providers makes it again (the library
+    decides when: governor/pool_rebuild.h)."""
     import os
+    import threading
+    import time
 
     cls = getattr(module, "InferenceSession", None)
     C = getattr(module, "C", None)
@@ -156,6 +165,7 @@ def _wrap_ort(module, call):
         return
     original = cls._create_inference_session
     spin_keys = ("session.intra_op.allow_spinning", "session.inter_op.allow_spinning")
+    keys = ("intra", "inter", "parallel", "spin")
 
     def threads():
         try:
@@ -177,13 +187,21 @@ def _wrap_ort(module, call):
             parallel = opts.execution_mode == C.ExecutionMode.ORT_PARALLEL
             args = "intra=%d inter=%d parallel=%d spin=%d" % (
                 opts.intra_op_num_threads, opts.inter_op_num_threads, int(parallel), spin)
-            if getattr(self, "_model_path", None):
-                model = os.fsencode(self._model_path)
-                rc, reply = call("ort_session", args + " path=1", model)
+            st = getattr(self, "_parwidth", None)
+            if st is not None and st.get("forced") is not None:
+                want = st["forced"]  # made again for the plan in force (check below)
             else:
-                rc, reply = call("ort_session", args + " path=0", self._model_bytes or b"")
-            want = dict(kv.split("=") for kv in reply.split()) if rc == 0 and reply else {}
-            want = {k: int(v) for k, v in want.items()}
+                if getattr(self, "_model_path", None):
+                    model = os.fsencode(self._model_path)
+                    rc, reply = call("ort_session", args + " path=1", model)
+                else:
+                    rc, reply = call("ort_session", args + " path=0", self._model_bytes or b"")
+                want = dict(kv.split("=") for kv in reply.split()) if rc == 0 and reply else {}
+                want = {k: int(v) for k, v in want.items() if k in keys}
+                st = {"user": args, "a": a, "k": k, "lock": threading.Lock(), "bound": False,
+                      "forced": None}
+            st["made"], st["gen"], st["t"] = want, generation(), time.monotonic()
+            self._parwidth = st
         except Exception:
             return original(self, *a, **k)
         saved = (opts.intra_op_num_threads, opts.inter_op_num_threads, opts.execution_mode)
@@ -226,6 +244,78 @@ def _wrap_ort(module, call):
                             opts.add_session_config_entry(key, "1" if spin != 0 else "0")
             except Exception:
                 pass
+
+    def rebuild(self, st, want):
+        old = self._sess
+        st["forced"] = want
+        try:
+            self._sess_options = getattr(self, "_sess_options_initial", None)
+            create(self, *st["a"], **st["k"])
+        except Exception:
+            self._sess = old  # the session the program had, as it was
+            try:
+                self._sess_options = old.session_options
+            except Exception:
+                pass
+        finally:
+            st["forced"] = None
+
+    def check(self):
+        """At each run: if the plan changed since the session was made, ask
+        whether it is made again (one library call when nothing changed)."""
+        st = getattr(self, "_parwidth", None)
+        if st is None or st.get("forced") is not None:
+            return
+        try:
+            if generation() == st["gen"] or not st["lock"].acquire(blocking=False):
+                return
+        except Exception:
+            return
+        try:
+            made = st["made"]
+            rc, reply = call("ort_replan", "%s %s since_ms=%d bound=%d" % (
+                st["user"], " ".join("made_%s=%d" % (k, made.get(k, -1)) for k in keys),
+                int((time.monotonic() - st["t"]) * 1000), int(st["bound"])))
+            kv = dict(x.split("=") for x in reply.split()) if rc == 0 and reply else {}
+            verdict = kv.pop("verdict", "same")
+            if verdict == "hold":
+                return  # asked again at a later run
+            st["gen"] = generation()
+            if verdict == "rebuild":
+                rebuild(self, st, {k: int(v) for k, v in kv.items() if k in keys})
+        except Exception:
+            pass
+        finally:
+            st["lock"].release()
+
+    def checked(name):
+        method = getattr(cls, name, None)
+        if method is None:
+            return
+
+        def run(self, *a, **k):
+            check(self)
+            return method(self, *a, **k)
+
+        run.__name__, run.__doc__ = method.__name__, method.__doc__
+        setattr(cls, name, run)
+
+    for name in ("run", "run_with_ort_values", "run_async", "run_with_iobinding",
+                 "run_with_ortvaluevector"):
+        checked(name)
+
+    # An IOBinding holds the session it came from: such a session is never
+    # made again (the report says so).
+    io_binding = getattr(cls, "io_binding", None)
+    if io_binding is not None:
+        def bound(self, *a, **k):
+            st = getattr(self, "_parwidth", None)
+            if st is not None:
+                st["bound"] = True
+            return io_binding(self, *a, **k)
+
+        bound.__name__, bound.__doc__ = io_binding.__name__, io_binding.__doc__
+        cls.io_binding = bound
 
     cls._create_inference_session = create
     cls._parwidth_wrapped = True
