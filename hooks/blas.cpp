@@ -87,6 +87,15 @@ struct BlasState {
   // The user's own set calls, per defining object (base), through our hooks.
   std::mutex user_mu;
   std::vector<std::pair<ElfW(Addr), std::string>> user_calls;
+  // The pools parwidth sized (under mu), each with the size it had before:
+  // they follow the plan when the node is divided again (blas_follow).
+  struct Owned {
+    Found pool;
+    int before;  // the library's own size (<= 0: unknown)
+    int set;     // the size parwidth set last
+  };
+  std::vector<Owned> owned;
+  int follow_notes = 0;
 };
 BlasState& state() {
   static BlasState* s = new BlasState();
@@ -170,8 +179,8 @@ std::string user_call_for(ElfW(Addr) base) {
   return "";
 }
 
-// Decides and applies for one pool; returns the value to set (0: none).
-int decide(const Found& f, const char* trigger, int before) {
+// Decides for one pool and notes it; returns the decision (the caller applies it).
+gov::SettingDecision decide(const Found& f, const char* trigger, int before) {
   std::string who;
   for (int i = 0; i < 4 && f.lib->env[i]; ++i) {
     const char* v = getenv(f.lib->env[i]);
@@ -199,7 +208,7 @@ int decide(const Found& f, const char* trigger, int before) {
   rt::pool_note(n);
   rt::framework_note(n.library, n.object + " thread pool", std::to_string(n.after), n.applied,
                      n.why);
-  return d.changes() ? d.value : 0;
+  return d;
 }
 
 }  // namespace
@@ -243,13 +252,42 @@ void blas_sweep(const char* trigger) {
   // (libomp's binding is turned off there); a larger pool starts threads
   // that our pthread_create hook must pin.
   for (const Found& f : found) {
-    int want = 0;
+    gov::SettingDecision d;
+    int before = 0;
     try {
-      want = decide(f, trigger, f.get());
+      before = f.get();
+      d = decide(f, trigger, before);
     } catch (...) {
-      want = 0;
+      continue;
     }
-    if (want > 0) f.set(want);
+    if (d.changes() && d.value > 0) f.set(d.value);
+    // Sized by parwidth, or left at the library's default within the cap:
+    // either way not the user's, so it follows later plans.
+    if (d.changes() || d.verdict == gov::SettingVerdict::kBelow) {
+      try {
+        s.owned.push_back({f, before > 0 ? before : f.lib->unset, d.value});
+      } catch (...) {
+      }
+    }
+  }
+}
+
+void blas_follow(int threads) {
+  if (threads <= 0) return;
+  BlasState& s = state();
+  std::unique_lock<std::mutex> lock(s.mu, std::try_to_lock);
+  if (!lock.owns_lock()) return;  // a sweep runs: it caps at the plan in force
+  for (BlasState::Owned& o : s.owned) {
+    // Never above the library's own size: parwidth only caps.
+    const int want = o.before > 0 && o.before < threads ? o.before : threads;
+    if (want == o.set) continue;
+    o.pool.set(want);
+    if (s.follow_notes++ < 32)
+      rt::framework_note(o.pool.lib->name, o.pool.object + " thread pool", std::to_string(want),
+                         true,
+                         "the plan in force has " + std::to_string(threads) +
+                             " threads per pool (was " + std::to_string(o.set) + ")");
+    o.set = want;
   }
 }
 

@@ -16,4 +16,10 @@ namespace pw::hooks {
 // see. Cheap when nothing was loaded since the last sweep.
 void blas_sweep(const char* trigger);
 
+// The plan in force changed (the node was divided again): every pool that
+// parwidth sized follows it, never above the library's own size; pools the
+// user sized are left alone. Called on the monitor thread, as threadpoolctl
+// calls these setters from any thread; skipped while a sweep runs.
+void blas_follow(int threads);
+
 }  // namespace pw::hooks

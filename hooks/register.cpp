@@ -1,5 +1,6 @@
 // hooks/register: hands the runtime the hook entry points it calls, so that
 // preload/ never includes or calls into hooks/.
+#include "hooks/blas.h"
 #include "hooks/omp.h"
 #include "hooks/real.h"
 #include "preload/runtime.h"
@@ -12,7 +13,7 @@ namespace {
 __attribute__((constructor(101))) void hooks_register_at_load() {
   pw::hooks::bind_all();
   pw::rt::hooks_register({pw::hooks::omp_on_activate, pw::hooks::real_pthread_create,
-                          pw::hooks::bind_exec, pw::hooks::real_lookups});
+                          pw::hooks::bind_exec, pw::hooks::real_lookups, pw::hooks::blas_follow});
 }
 
 }  // namespace

@@ -376,6 +376,7 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation,
   if (at_activation) return;
   r.registry.replan(p);
   if (r.omp_capping) omp_cap_set(p.threads);
+  if (g_hooks.blas_follow) g_hooks.blas_follow(p.threads);
   const int moved = repin_threads(r);
   if (process_confines(r)) {
     const bool was = !r.process_mask.empty();

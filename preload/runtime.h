@@ -127,6 +127,7 @@ struct HookEntries {
   counters::ThreadCreateFn (*thread_create)();  // the real pthread_create, for the monitor
   void (*exec_bind)();                          // the exec hooks' originals (selected processes)
   unsigned long long (*real_lookups)();         // per-caller originals looked up (the slow path)
+  void (*blas_follow)(int threads);             // BLAS pools parwidth sized follow a new plan
 };
 void hooks_register(const HookEntries& entries);
 void hooks_bind_exec();  // calls the registered exec_bind, if any
