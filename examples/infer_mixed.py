@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""bench/colocated/mixed/worker: one inference process of bench/colocated/mixed/run.
+"""examples/infer_mixed: one inference process of a shared node (bench/colocated/mixed,
+tests/integration/test_colocation.py).
 
 Runs in the framework's own environment (.venv/torch, .venv/ort, .venv/tf):
 
@@ -16,7 +17,7 @@ ORT intra_op_num_threads = N; TF intra = N, inter = 1). The JSON also holds a
 digest of the output for one fixed input, computed once before the loop and
 once after it, so a run shows whether anything changed the results.
 
-    python bench/colocated/mixed/worker.py --framework ort --begin T0 --end T1 --json out.json
+    python examples/infer_mixed.py --framework ort --begin T0 --end T1 --json out.json
 """
 import argparse
 import hashlib
@@ -26,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
@@ -129,7 +130,7 @@ def main():
         after = digest(step())
     out = {"framework": a.framework, "pid": os.getpid(), "settings": settings,
            "ready": ready, "late": late, "steps": counted,
-           "steps_per_s": counted / (a.end - a.begin), "digest_before": before,
+           "steps_per_s": counted / max(a.end - a.begin, 1e-9), "digest_before": before,
            "digest_after": after, "affinity": sorted(os.sched_getaffinity(0))}
     Path(a.json).write_text(json.dumps(out))
 

@@ -1,0 +1,225 @@
+"""Integration tests: processes of different frameworks sharing one node
+(issue 31). Real PyTorch, ONNX Runtime and TensorFlow processes
+(examples/infer_mixed.py, each in its own environment) run under the preload
+with one node registry, started together or one after another in each order.
+
+While they run, the test reads /proc at the monitor's period: a process's
+runnable threads (state R, parwidth's own monitor thread left out) against
+the CPUs of its share (its main thread's affinity: the process lives inside
+its share). No process may have more runnable threads than its share's CPUs
+in more than two samples in a row, i.e. for longer than two monitor periods.
+Every process also computes what it computes bare: ONNX Runtime's and
+TensorFlow's outputs do not depend on their thread counts, and must be the
+bare run's bit for bit; PyTorch's reductions do, so its output must be a bare
+run's at one of the team sizes it may have had.
+"""
+import json
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from test_core import FULL, LIB, ROOT, clean_env
+
+WORKER = ROOT / "examples" / "infer_mixed.py"
+PY = {"torch": ROOT / ".venv" / "torch" / "bin" / "python",
+      "ort": ROOT / ".venv" / "ort" / "bin" / "python",
+      "tf": ROOT / ".venv" / "tf" / "bin" / "python"}
+PERIOD_MS = 100
+LOAD_S = 25  # the slowest start (TensorFlow's import and model) on a loaded 2-core machine
+WINDOW_S = 6
+
+pytestmark = pytest.mark.skipif(
+    len(FULL) < 2, reason="a node's division needs at least 2 allowed CPUs")
+
+
+def need(*frameworks):
+    missing = [f for f in frameworks if not PY[f].exists()]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} environment missing (scripts/bootstrap)")
+
+
+def worker(fw, out, begin, end, preload=None, threads=0):
+    env = clean_env()
+    if preload:
+        env.update(preload)
+    cmd = [str(PY[fw]), str(WORKER), "--framework", fw, "--begin", str(begin), "--end", str(end),
+           "--json", str(out)]
+    if threads:
+        cmd += ["--threads", str(threads)]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory):
+    """framework -> the digests of bare runs (ORT and TF at their defaults;
+    torch at every team size it may have here)."""
+    d = tmp_path_factory.mktemp("bare")
+    out = {}
+    for fw, counts in (("ort", [0]), ("tf", [0]), ("torch", range(1, len(FULL) + 1))):
+        if not PY[fw].exists():
+            continue
+        digests = set()
+        for n in counts:
+            t = time.time()
+            p = worker(fw, d / f"{fw}{n}.json", t, t, threads=n)
+            _, err = p.communicate(timeout=300)
+            assert p.returncode == 0, err[-2000:]
+            digests.add(json.loads((d / f"{fw}{n}.json").read_text())["digest_after"])
+        out[fw] = digests
+    return out
+
+
+class ProcWatch:
+    """Samples each process's runnable threads and share every period."""
+
+    def __init__(self, period_s):
+        self.period_s = period_s
+        self.pids = {}
+        self.samples = {}  # name -> [(runnable, share cpus)]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def add(self, name, pid):
+        self.pids[name] = pid
+        self.samples[name] = []
+
+    @staticmethod
+    def read(pid):
+        runnable = 0
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            return None
+        for tid in tids:
+            try:
+                stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+            except OSError:
+                continue
+            comm = stat[stat.index("(") + 1:stat.rindex(")")]
+            state = stat[stat.rindex(")") + 2]
+            if state == "R" and comm != "parwidth-mon":
+                runnable += 1
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            return None
+        line = next(x for x in status.splitlines() if x.startswith("Cpus_allowed_list:"))
+        share = 0
+        for part in line.split(":", 1)[1].strip().split(","):
+            lo, _, hi = part.partition("-")
+            share += int(hi or lo) - int(lo) + 1
+        return runnable, share
+
+    def run(self):
+        while not self.stop.is_set():
+            for name, pid in list(self.pids.items()):
+                s = self.read(pid)
+                if s is not None:
+                    self.samples[name].append(s)
+            time.sleep(self.period_s)
+
+    def longest_excess(self, name):
+        """The most samples in a row with more runnable threads than the share's CPUs."""
+        longest = run = 0
+        for runnable, share in self.samples[name]:
+            run = run + 1 if runnable > share else 0
+            longest = max(longest, run)
+        return longest
+
+
+def run_node(tmp_path, frameworks, stagger_s):
+    """Starts `frameworks` in order, `stagger_s` apart, under the preload with
+    one node registry; returns their outputs, reports and the watch."""
+    need(*frameworks)
+    t0 = time.time()
+    begin = t0 + stagger_s * (len(frameworks) - 1) + LOAD_S
+    end = begin + WINDOW_S
+    watch = ProcWatch(PERIOD_MS / 1000)
+    watch.thread.start()
+    procs = []
+    try:
+        for i, fw in enumerate(frameworks):
+            delay = t0 + i * stagger_s - time.time()
+            if delay > 0:
+                time.sleep(delay)
+            preload = {"LD_PRELOAD": str(LIB), "PARWIDTH_NODE_DIR": str(tmp_path / "node"),
+                       "PARWIDTH_MONITOR_MS": str(PERIOD_MS),
+                       "PARWIDTH_REPORT": str(tmp_path / f"r{i}.json")}
+            p = worker(fw, tmp_path / f"w{i}.json", begin, end, preload=preload)
+            watch.add(f"{i}:{fw}", p.pid)
+            procs.append(p)
+        for p in procs:
+            _, err = p.communicate(timeout=LOAD_S + WINDOW_S + 300)
+            assert p.returncode == 0, err[-3000:]
+    finally:
+        watch.stop.set()
+        watch.thread.join()
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    outs = [json.loads((tmp_path / f"w{i}.json").read_text()) for i in range(len(frameworks))]
+    reports = [json.loads((tmp_path / f"r{i}.json").read_text()) for i in range(len(frameworks))]
+    return outs, reports, watch
+
+
+# TensorFlow sizes its intra- and inter-op pools once, when its session or
+# eager context is made, and offers no way to change them or to rebuild a
+# context that holds a model's variables. Made alone, they get the whole
+# budget; a neighbour arriving later shares the node, and TF's pools (re-pinned
+# into the share, not spinning) stay larger than it. Strict: if this ever
+# passes, the limit is gone and the mark must go.
+TF_FIRST = pytest.mark.xfail(
+    strict=True, reason="TensorFlow's pools cannot shrink after its context is made alone")
+ORDERS = [
+    (("ort", "torch"), 4),
+    (("torch", "ort"), 4),
+    (("ort", "tf"), 4),
+    pytest.param(("tf", "ort"), 4, marks=TF_FIRST),
+    (("torch", "tf", "ort"), 0),
+    (("ort", "tf", "torch"), 4),
+]
+
+
+def order_id(p):
+    frameworks, stagger = p.values if hasattr(p, "values") else p
+    return "+".join(frameworks) + (" together" if stagger == 0 else " staggered")
+
+
+@pytest.mark.parametrize("frameworks,stagger", ORDERS,
+                         ids=[order_id(p) for p in ORDERS])
+def test_pools_stay_within_the_share_in_every_order(tmp_path, bare, frameworks, stagger):
+    outs, reports, watch = run_node(tmp_path, list(frameworks), stagger)
+    for i, fw in enumerate(frameworks):
+        name = f"{i}:{fw}"
+        assert len(watch.samples[name]) > 10, f"{name}: too few samples"
+        excess = watch.longest_excess(name)
+        notes = [(f["setting"], f["value"], f["why"]) for f in reports[i]["frameworks"]
+                 if f["name"] in ("onnxruntime", "tensorflow", "node", "membership")]
+        assert excess <= 2, (
+            f"{name}: more runnable threads than its share's CPUs in {excess} samples in a "
+            f"row; samples (runnable, share): {watch.samples[name]}; notes: {notes}")
+        # The same results as bare.
+        o = outs[i]
+        assert o["digest_before"] in bare[fw] and o["digest_after"] in bare[fw], (fw, o, bare[fw])
+
+
+def test_an_ort_session_made_alone_is_rebuilt_when_a_neighbour_arrives(tmp_path, bare):
+    """ORT sizes its pools once; made alone, the Python session is made again
+    with the share's threads (and no spinning) when the node is divided."""
+    outs, reports, _ = run_node(tmp_path, ["ort", "torch"], 6)
+    notes = [f for f in reports[0]["frameworks"]
+             if f["setting"] == "session rebuilt for the plan in force (Python)"]
+    assert notes and notes[0]["applied"], reports[0]["frameworks"]
+    made, now = notes[0]["value"].split(" -> ")
+
+    def intra(shape):
+        return int(shape.split("intra ")[1].split(",")[0])
+
+    assert intra(now) < intra(made), notes[0]
+    assert "spin 0" in now, notes[0]
+    assert outs[0]["digest_after"] in bare["ort"]
