@@ -26,9 +26,9 @@ struct SessionPools {
 };
 
 struct RebuildInput {
-  SessionPools now;            // what the session was created with
-  SessionPools want;           // what the plan in force gives it
-  double since_change_s = 0;   // since the session was last made (created or rebuilt)
+  SessionPools now;                // what the session was created with
+  SessionPools want;               // what the plan in force gives it
+  double since_change_s = 0;       // since the session was last made (created or rebuilt)
   bool pinned_by_program = false;  // the program holds objects bound to the session (IO bindings)
 };
 
