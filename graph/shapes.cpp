@@ -336,9 +336,10 @@ TI update_shape(const Graph& g, const ByName& by_name, uint32_t v, int idx, int 
 size_t tf_variables_learn(Graph* g, bool partial, Run* run) {
   ByName by_name;
   for (size_t i = 0; i < g->nodes.size(); ++i) by_name.emplace(g->nodes[i].name, uint32_t(i));
-  auto unshaped = [&](int64_t u) {
+  auto unshaped = [&](int64_t u) {  // and not given by the user (--input-shape NAME=...)
     const Node& p = g->nodes[size_t(u)];
-    return p.op == "Placeholder" && !p.attr("shape");
+    return p.op == "Placeholder" && !p.attr("shape") && !run->given.count(p.name) &&
+           !run->given.count(p.name + ":0");
   };
   std::map<uint32_t, TI> found;
   for (const Node& node : g->nodes) {

@@ -121,6 +121,15 @@ TEST(TfFunction, NeverGuessedByAuto) {
   }
 }
 
+TEST(TfFunction, ReadFromAFileNamedFdef) {
+  const std::string f = two_branches(true);
+  Graph g;
+  std::string err;
+  ASSERT_EQ(model_parse_file("step.fdef", "step.fdef", f, &g, &err), Status::kOk) << err;
+  EXPECT_EQ(g.format, Format::kTfFunctionDef);
+  EXPECT_EQ(g.path, "step.fdef");
+}
+
 // The train step that model.fit traces for tests/programs/keras_fit.py
 // (tests/fixtures/gen/gen_tf_function.py): TF records the batch's shapes on the data
 // arguments and nothing on the 14 resource arguments. The weights' shapes come from the
@@ -176,6 +185,23 @@ TEST(TfFunction, KerasTrainStepVariablesLearnedFromTheirUpdates) {
   // The branches stay side by side: 4 forward, 4 weight gradients.
   EXPECT_GE(s.max_level_width, 4u);
   EXPECT_GT(s.weighted_parallelism, 1.5);
+
+  // The head's kernel given by the user (--input-shape) wins over the guess.
+  Graph g2;
+  warnings.clear();
+  ASSERT_EQ(model_parse(bytes.data(), bytes.size(), Format::kTfFunctionDef, &g2, &err),
+            Status::kOk);
+  InputShapes given = {{"functional_1_head_1_cast_readvariableop_resource", {256, 4}},
+                       {"functional_1_head_1_biasadd_readvariableop_resource", {4}}};
+  ASSERT_EQ(shapes_infer(&g2, given, &warnings, &err), Status::kOk) << err;
+  for (const Node& n : g2.nodes) {
+    if (n.name == "functional_1/head_1/MatMul") {
+      EXPECT_EQ(n.shape, D({32, 4}));
+      EXPECT_DOUBLE_EQ(n.flops, 2.0 * 32 * 4 * 256);
+    }
+  }
+  for (const std::string& w : warnings)
+    EXPECT_EQ(w.find("unknown dims as 1"), std::string::npos) << w;
 }
 
 TEST(TfFunction, TruncatedOrCorruptBytesGiveAStatus) {
