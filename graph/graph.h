@@ -208,6 +208,11 @@ struct Stats {
   double bytes = 0;  // sum of the known per-node bytes
   uint64_t known_flops_nodes = 0;
   std::map<std::string, uint64_t> heavy_by_type;
+  // FLOPs of the heavy nodes by op type, over those whose FLOPs are known (2 x MACs for
+  // the convolutions and matmuls, plus one per output for a bias: costs.cpp), so that
+  // shape inference can be checked against another's, type by type.
+  std::map<std::string, double> heavy_flops_by_type;
+  double heavy_flops = 0;
   std::vector<Stats> subgraphs;  // one per Graph::subgraphs entry, same order
   std::string note;
 };

@@ -79,6 +79,8 @@ Status model_file_parse(void* p) {
     f = Format::kOnnx;
   } else if (ends_with(file, ".json")) {
     f = Format::kJson;
+  } else if (ends_with(file, ".fdef")) {  // one serialized FunctionDef: only when so named
+    f = Format::kTfFunctionDef;
   } else if (ends_with(file, ".pbtxt")) {
     return fail(a->err, Status::kUnsupported,
                 file + ": text protobuf is not supported; use the binary .pb");

@@ -103,6 +103,38 @@ std::pair<std::string, int> tf_split(const std::string& in) {
   return {s.substr(0, first), idx};
 }
 
+// "node:arg:i" names output i of the producer's output argument `arg` (FunctionDef bodies);
+// for ops with several single-tensor output arguments the flat index is arg's position
+// plus i. Ops whose outputs are one list (IdentityN's "output", ConcatOffset's "offset")
+// are flat already. -1: not a named output of a known op.
+int tf_named_output(const std::string& op, const std::string& in) {
+  const size_t first = in.find(':'), last = in.rfind(':');
+  if (first == std::string::npos || first == last) return -1;
+  const std::string arg = in.substr(first + 1, last - first - 1);
+  static const std::map<std::string, std::vector<std::string>> outs = {
+      {"SparseSoftmaxCrossEntropyWithLogits", {"loss", "backprop"}},
+      {"SoftmaxCrossEntropyWithLogits", {"loss", "backprop"}},
+      {"FusedBatchNorm",
+       {"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2"}},
+      {"FusedBatchNormV2",
+       {"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2"}},
+      {"FusedBatchNormV3",
+       {"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2",
+        "reserve_space_3"}},
+      {"Unique", {"y", "idx"}},
+      {"TopKV2", {"values", "indices"}}};
+  auto it = outs.find(op);
+  if (it == outs.end()) return -1;
+  int i = 0;
+  for (size_t k = last + 1; k < in.size(); ++k) {
+    if (in[k] < '0' || in[k] > '9' || i > 1000) return -1;
+    i = i * 10 + (in[k] - '0');
+  }
+  for (size_t k = 0; k < it->second.size(); ++k)
+    if (it->second[k] == arg) return int(k) + i;
+  return -1;
+}
+
 void graph_infer(Graph* g, Run* run, bool top) {
   const bool tf = format_is_tf(g->format);
   if (g->format == Format::kJson) return;  // JSON carries its own flops and shapes
@@ -176,6 +208,10 @@ void graph_infer(Graph* g, Run* run, bool top) {
           if (c != named.end()) in[k] = c->second;
         }
       }
+      if (tf && src >= 0 && size_t(src) < n) {
+        const int by_arg = tf_named_output(g->nodes[size_t(src)].op, name);
+        if (by_arg >= 0) idx = by_arg;
+      }
       if (src >= 0 && size_t(src) < n && done[size_t(src)] && idx >= 0 &&
           size_t(idx) < g->nodes[size_t(src)].out.size())
         in[k] = g->nodes[size_t(src)].out[size_t(idx)];
@@ -223,12 +259,158 @@ void graph_infer(Graph* g, Run* run, bool top) {
   }
 }
 
+// --- TF function graphs: the variables behind resource arguments -------------------------
+// A lone FunctionDef's resource argument has no shape unless TF recorded handle data
+// (tf_reader.cpp makes it a VarHandleOp then); the train steps that Keras traces record
+// none, so every MatMul on a weight would stay unknown. A training step updates each of
+// its variables, though, and TF requires the update to have the variable's shape:
+// Assign{,Add,Sub}VariableOp(var, value) and ResourceApply*(var, ..., grad). So a
+// variable's shape is learned from the value it is updated with, found through the
+// element-wise ops that build it (var - lr * grad: the scalar lr, itself a variable of
+// unknown shape here, broadcasts away), and inference runs again; what is learned then
+// can tell the next variable (the head's gradient needs the branches' shapes).
+
+using ByName = std::unordered_map<std::string, uint32_t>;
+
+// The producer of node's input k and its output index; -1 when none or a control input.
+int64_t tf_source(const Graph& g, const ByName& by_name, const Node& node, size_t k, int* idx) {
+  const std::string& in = node.inputs[k];
+  if (in.empty() || in[0] == '^') return -1;
+  int64_t src = -1;
+  *idx = 0;
+  if (node.sources.size() == node.inputs.size()) {
+    src = node.sources[k].node, *idx = node.sources[k].output;
+  } else {
+    auto [nm, i] = tf_split(in);
+    auto it = by_name.find(nm);
+    if (it != by_name.end()) src = it->second, *idx = i;
+  }
+  if (src < 0 || size_t(src) >= g.nodes.size()) return -1;
+  const int named = tf_named_output(g.nodes[size_t(src)].op, in);
+  if (named >= 0) *idx = named;
+  return src;
+}
+
+int known_dims(const TI& t) {
+  if (t.rank < 0) return -1;
+  int c = 0;
+  for (int64_t d : t.dims) c += d >= 0;
+  return c;
+}
+
+// The shape of output idx of node v as an update value: what inference found, else the
+// broadcast of the element-wise operands whose rank is known.
+TI update_shape(const Graph& g, const ByName& by_name, uint32_t v, int idx, int depth) {
+  static const std::set<std::string> elementwise = {
+      "Mul",      "AddV2",   "Add",     "Sub",  "RealDiv",           "Div",  "DivNoNan",
+      "MulNoNan", "Maximum", "Minimum", "Pow",  "SquaredDifference", "Neg",  "Identity",
+      "Sqrt",     "Square",  "Rsqrt",   "Cast", "StopGradient",      "Sign", "Abs"};
+  const Node& n = g.nodes[v];
+  TI t = idx >= 0 && size_t(idx) < n.out.size() ? n.out[size_t(idx)] : TI{};
+  if (t.known() || depth > 12) return t;
+  TI r;
+  bool any = false;
+  if (n.op == "IdentityN") {
+    int j = 0;
+    const int64_t u =
+        size_t(idx) < n.inputs.size() ? tf_source(g, by_name, n, size_t(idx), &j) : -1;
+    if (u >= 0) r = update_shape(g, by_name, uint32_t(u), j, depth + 1), any = r.rank >= 0;
+  } else if (elementwise.count(n.op) && idx == 0) {
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      int j = 0;
+      const int64_t u = tf_source(g, by_name, n, k, &j);
+      if (u < 0) continue;
+      const TI o = update_shape(g, by_name, uint32_t(u), j, depth + 1);
+      if (o.rank < 0) continue;
+      r = any ? shape::broadcast(r, o) : o;
+      any = true;
+    }
+  }
+  if (any && known_dims(r) > known_dims(t)) t = r;
+  return t;
+}
+
+// One round: the resource arguments (Placeholders without a shape) whose update value's
+// shape is known, fully (partial false) or in rank (partial: unknown dims taken as 1, as
+// for a graph input). They become VarHandleOps of that shape. Returns how many.
+size_t tf_variables_learn(Graph* g, bool partial, Run* run) {
+  ByName by_name;
+  for (size_t i = 0; i < g->nodes.size(); ++i) by_name.emplace(g->nodes[i].name, uint32_t(i));
+  auto unshaped = [&](int64_t u) {  // and not given by the user (--input-shape NAME=...)
+    const Node& p = g->nodes[size_t(u)];
+    return p.op == "Placeholder" && !p.attr("shape") && !run->given.count(p.name) &&
+           !run->given.count(p.name + ":0");
+  };
+  std::map<uint32_t, TI> found;
+  for (const Node& node : g->nodes) {
+    const bool assign = node.op == "AssignVariableOp" || node.op == "AssignAddVariableOp" ||
+                        node.op == "AssignSubVariableOp";
+    const bool apply = node.op.rfind("ResourceApply", 0) == 0;
+    if (!assign && !apply) continue;
+    size_t value_k = assign ? 1 : node.inputs.size();
+    if (apply)  // the last data input: the gradient (delta)
+      for (size_t k = 0; k < node.inputs.size(); ++k)
+        if (!node.inputs[k].empty() && node.inputs[k][0] != '^') value_k = k;
+    if (value_k >= node.inputs.size()) continue;
+    int j = 0;
+    const int64_t val = tf_source(*g, by_name, node, value_k, &j);
+    if (val < 0) continue;
+    const TI t = update_shape(*g, by_name, uint32_t(val), j, 0);
+    if (t.rank < 0 || (!partial && !t.known())) continue;
+    for (size_t k = 0; k < (assign ? 1 : value_k); ++k) {
+      int jj = 0;
+      const int64_t var = tf_source(*g, by_name, node, k, &jj);
+      if (var >= 0 && unshaped(var) && !found.count(uint32_t(var))) found[uint32_t(var)] = t;
+    }
+  }
+  for (auto& [v, t] : found) {
+    Node& p = g->nodes[v];
+    std::string dims;
+    bool guessed = false;
+    for (int64_t& d : t.dims) {
+      if (d < 0) d = 1, guessed = true;
+      dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    }
+    p.op = "VarHandleOp";
+    Attr shape;
+    shape.name = "shape";
+    shape.kind = Attr::Kind::kInts;
+    shape.ints = t.dims;
+    p.attrs.push_back(std::move(shape));
+    bool typed = false;
+    for (Attr& a : p.attrs)
+      if (a.name == "dtype") a.kind = Attr::Kind::kInt, a.i = int64_t(t.dtype), typed = true;
+    if (!typed) {
+      Attr dtype;
+      dtype.name = "dtype";
+      dtype.kind = Attr::Kind::kInt;
+      dtype.i = int64_t(t.dtype);
+      p.attrs.push_back(std::move(dtype));
+    }
+    if (guessed)
+      run->warn("shapes: variable '" + p.name +
+                "' of the function: its updates give only part of its shape; taken as " + dims +
+                " (unknown dims as 1)");
+  }
+  return found.size();
+}
+
 }  // namespace
 
 Status shapes_infer(Graph* g, const InputShapes& given, std::vector<std::string>* warnings,
                     std::string* err) {
   try {
     Run run{given, warnings, {}, {}};
+    if (g->format == Format::kTfFunctionDef) {
+      // Rounds that learn the variables' shapes (above), quietly; then the inference
+      // that counts, with its warnings.
+      Run scratch{given, nullptr, {}, {}};
+      graph_infer(g, &scratch, true);
+      for (int round = 0; round < 8; ++round) {
+        if (!tf_variables_learn(g, false, &run) && !tf_variables_learn(g, true, &run)) break;
+        graph_infer(g, &scratch, true);
+      }
+    }
     graph_infer(g, &run, true);
     for (Graph& sub : g->subgraphs) graph_infer(&sub, &run, false);
     for (const auto& [op, count] : run.unknown_ops)

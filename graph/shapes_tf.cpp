@@ -102,6 +102,14 @@ const std::unordered_set<std::string>& same_shape_ops() {
   return s;
 }
 
+// Gradients of element-wise activations: (gradients, features) -> their common shape.
+const std::unordered_set<std::string>& grad_ops() {
+  static const std::unordered_set<std::string> s = {
+      "ReluGrad", "Relu6Grad", "EluGrad",   "SeluGrad",       "LeakyReluGrad", "SigmoidGrad",
+      "TanhGrad", "SqrtGrad",  "RsqrtGrad", "ReciprocalGrad", "SoftplusGrad",  "SoftsignGrad"};
+  return s;
+}
+
 const std::unordered_set<std::string>& binary_ops() {
   static const std::unordered_set<std::string> s = {"Add",
                                                     "AddV2",
@@ -188,10 +196,64 @@ bool tf_infer(const Args& a, std::vector<TI>* out) {
   if (op == "DepthwiseConv2dNative") return y = conv2d(a, false, true), true;
   if (one_of(op, {"MaxPool", "AvgPool"})) return y = conv2d(a, true, false), true;
   if (op == "MatMul") {
+    // One operand of unknown rank still tells its own side of the product.
     const TI& b = a[1];
-    if (x.rank != 2 || b.rank != 2) return y = of_rank(2, x.dtype), true;
     const bool ta = n.attr_int("transpose_a", 0) != 0, tb = n.attr_int("transpose_b", 0) != 0;
-    return y = of_dims({x.dims[ta ? 1 : 0], b.dims[tb ? 0 : 1]}, x.dtype), true;
+    const int64_t m = x.rank == 2 ? x.dims[ta ? 1 : 0] : -1;
+    const int64_t k = b.rank == 2 ? b.dims[tb ? 0 : 1] : -1;
+    return y = of_dims({m, k}, x.dtype != DType::kUnknown ? x.dtype : b.dtype), true;
+  }
+  if (op == "IdentityN") {  // each output is its input
+    out->clear();
+    for (size_t k = 0; k < a.size(); ++k)
+      if (!n.inputs[k].empty() && n.inputs[k][0] != '^') out->push_back(a[k]);
+    for (TI& t : *out) t.constant = false;
+    if (out->empty()) out->push_back(unknown());
+    return true;
+  }
+  if (grad_ops().count(op)) {  // ReluGrad(gradients, features) and its kin: that shape
+    const TI& f = a[1];
+    y = x.known() || f.rank < 0 ? x : f;
+    y.has_values = false, y.values.clear(), y.constant = false;
+    if (y.rank < 0) y = unknown(x.dtype != DType::kUnknown ? x.dtype : f.dtype);
+    return true;
+  }
+  if (op == "BiasAddGrad") {
+    const int64_t c = x.rank < 1 ? -1 : x.dims[nchw(n) && x.rank >= 2 ? 1 : size_t(x.rank - 1)];
+    return y = x.rank < 0 ? of_rank(1, x.dtype) : of_dims({c}, x.dtype), true;
+  }
+  if (op == "SparseSoftmaxCrossEntropyWithLogits" || op == "SoftmaxCrossEntropyWithLogits") {
+    // loss [batch], backprop: the logits' shape.
+    y = x.rank == 2 ? of_dims({x.dims[0]}, x.dtype) : of_rank(1, x.dtype);
+    out->push_back(x.rank == 2 ? of_dims(x.dims, x.dtype) : of_rank(2, x.dtype));
+    return true;
+  }
+  if (op == "Slice") {  // Slice(x, begin, size): size -1 runs to the end
+    std::vector<int64_t> b, sz;
+    if (x.rank < 0 || !values_of(a[2], &sz) || sz.size() != size_t(x.rank))
+      return y = x.rank < 0 ? unknown(x.dtype) : of_rank(x.rank, x.dtype), true;
+    const bool have_b = values_of(a[1], &b) && b.size() == sz.size();
+    Dims d(sz.size(), -1);
+    for (size_t i = 0; i < sz.size(); ++i) {
+      if (sz[i] >= 0)
+        d[i] = sz[i];
+      else if (sz[i] == -1 && have_b && x.dims[i] >= 0 && b[i] >= 0 && b[i] <= x.dims[i])
+        d[i] = x.dims[i] - b[i];
+    }
+    return y = of_dims(d, x.dtype), true;
+  }
+  if (op == "Tile") {
+    std::vector<int64_t> r;
+    if (x.rank < 0 || !values_of(a[1], &r) || r.size() != size_t(x.rank))
+      return y = x.rank < 0 ? unknown(x.dtype) : of_rank(x.rank, x.dtype), true;
+    Dims d = x.dims;
+    for (size_t i = 0; i < d.size(); ++i)
+      d[i] = d[i] < 0 || r[i] < 0 || r[i] > kMaxDim ? -1 : std::min(d[i] * r[i], kMaxDim + 1);
+    return y = of_dims(d, x.dtype), true;
+  }
+  if (op == "BroadcastTo") {
+    std::vector<int64_t> d;
+    return y = values_of(a[1], &d) ? broadcast(x, of_dims(d, x.dtype)) : unknown(x.dtype), true;
   }
   if (op.rfind("BatchMatMul", 0) == 0) {
     return y = batch_matmul(x, a[1], n.attr_int("adj_x", 0) != 0, n.attr_int("adj_y", 0) != 0,

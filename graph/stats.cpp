@@ -50,6 +50,10 @@ Status stats_one(const Graph& g, Stats* out, std::string* err) {
     ++s.heavy;
     ++s.heavy_by_type[node.op];
     if (!(node.flops > 0)) flops = false;
+    if (node.flops >= 0) {
+      s.heavy_flops_by_type[node.op] += node.flops;
+      s.heavy_flops += node.flops;
+    }
   }
   flops = flops && s.heavy > 0;
   s.costs = flops ? "flops" : "unit";

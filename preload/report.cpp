@@ -103,6 +103,10 @@ void stats_fields(json::Writer* w, const graph::Stats& s, bool top) {
   w->key("heavy_by_type").begin_object();
   for (const auto& [op, count] : s.heavy_by_type) w->key(op).value(static_cast<long long>(count));
   w->end_object();
+  w->key("heavy_flops").value(s.heavy_flops);
+  w->key("heavy_flops_by_type").begin_object();
+  for (const auto& [op, f] : s.heavy_flops_by_type) w->key(op).value(f);
+  w->end_object();
   if (!s.note.empty()) w->key("note").value(s.note);
   if (top) {
     w->key("subgraphs").begin_array();

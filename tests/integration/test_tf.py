@@ -314,6 +314,11 @@ def test_keras_fit_function_graphs_are_remembered_for_the_next_run(tmp_path):
     assert g["source"] == f"tensorflow function graph {step['name']} (remembered)", g
     assert (g["heavy"], g["avg_width"]) == (step["heavy"], step["avg_width"])
     assert "remembered from an earlier run of this program" in plan["source_detail"], plan
+    # Costed from the step's shapes (its weights' shapes learned from their updates), so
+    # the plan is the machine model's (or a stored measurement's), not the width rule's.
+    assert step["costs"] == "flops", step
+    assert g["costs"] == "flops", g
+    assert plan["source"] in ("model", "measured"), plan
     mem = rep2["function_memory"]
     assert mem["recalled"] is True and mem["function"] == step["name"]
     inter = one_note(rep2, "eager context inter_op_parallelism_threads")

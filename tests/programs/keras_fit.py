@@ -3,13 +3,15 @@
 branches, trained with model.fit for a few steps on synthetic data (fixed
 seed, no shuffling, no XLA), so that its training step's function graph is
 wider than one pool. --json writes the per-step losses, the final weights'
-checksum and TensorFlow's Python-side thread settings.
+checksum, TensorFlow's Python-side thread settings and each step's wall time
+(step_seconds, for bench/frameworks/keras_fit.py).
 
     LD_PRELOAD=build/lib/libparwidth.so .venv/tf/bin/python tests/programs/keras_fit.py --json out.json
 """
 import argparse
 import json
 import os
+import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
@@ -36,9 +38,15 @@ class Losses(tf.keras.callbacks.Callback):
     def __init__(self):
         super().__init__()
         self.losses = []
+        self.step_seconds = []
+        self.began = 0.0
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.began = time.perf_counter()
 
     def on_train_batch_end(self, batch, logs=None):
         self.losses.append(float(logs["loss"]))
+        self.step_seconds.append(time.perf_counter() - self.began)
 
 
 def main():
@@ -57,6 +65,7 @@ def main():
     weights = np.concatenate([w.ravel() for w in model.get_weights()])
     result = {
         "losses": losses.losses,
+        "step_seconds": losses.step_seconds,
         "checksum": float(weights.sum()),
         "abs_checksum": float(np.abs(weights).sum()),
         "tf.config.threading": {

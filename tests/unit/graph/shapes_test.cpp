@@ -528,6 +528,86 @@ TEST(ShapesTf, StridedSliceMasksAndSegments) {
   EXPECT_EQ(dims(b.last()), (Dims{5, 3}));
 }
 
+TEST(ShapesTf, BackwardPassOps) {
+  // The pieces of a Keras train step's backward pass: the loss's backprop is its second
+  // output, IdentityN passes each input, Slice with size -1, Tile, BroadcastTo,
+  // BiasAddGrad, ReluGrad, and a MatMul whose weight is of unknown rank.
+  Builder b(Format::kTfGraphDef);
+  auto konst = [&](const std::string& name, Dims v, Dims d) {
+    Node& c = b.tf(name, "Const", {});
+    Attr a;
+    a.name = "value", a.kind = Attr::Kind::kTensor;
+    a.tensor.rank = int(d.size()), a.tensor.dims = d, a.tensor.dtype = DType::kInt32;
+    a.tensor.values = v, a.tensor.has_values = true;
+    c.attrs.push_back(a);
+  };
+  b.tf("logits", "Placeholder", {}, {ais("shape", {8, 5})});
+  b.tf("labels", "Placeholder", {}, {ais("shape", {8}), ai("dtype", int64_t(DType::kInt32))});
+  b.tf("xent", "SparseSoftmaxCrossEntropyWithLogits", {"logits", "labels"});  // 2
+  b.tf("n", "IdentityN", {"xent:backprop:0", "xent:loss:0"});                 // 3
+  konst("begin", {2, 0}, {2});
+  konst("size", {-1, 3}, {2});
+  b.tf("sl", "Slice", {"n:output:0", "begin", "size"});  // 6
+  konst("mult", {1, 2}, {2});
+  b.tf("tile", "Tile", {"sl", "mult"});  // 8
+  konst("to", {4, 6, 6}, {3});
+  b.tf("bc", "BroadcastTo", {"tile", "to"});  // 10
+  b.tf("bg", "BiasAddGrad", {"tile"});        // 11
+  b.tf("rg", "ReluGrad", {"tile", "bc"});     // 12
+  b.tf("w", "Placeholder", {});               // 13: unknown rank
+  b.tf("mm", "MatMul", {"logits", "w"});      // 14
+  b.run();
+  EXPECT_EQ(dims(b.at(2), 0), (Dims{8}));
+  EXPECT_EQ(dims(b.at(2), 1), (Dims{8, 5}));
+  EXPECT_EQ(dims(b.at(3), 0), (Dims{8, 5}));  // backprop, not the loss
+  EXPECT_EQ(dims(b.at(3), 1), (Dims{8}));
+  EXPECT_EQ(dims(b.at(6)), (Dims{6, 3}));
+  EXPECT_EQ(dims(b.at(8)), (Dims{6, 6}));
+  EXPECT_EQ(dims(b.at(10)), (Dims{4, 6, 6}));
+  EXPECT_EQ(dims(b.at(11)), (Dims{6}));
+  EXPECT_EQ(dims(b.at(12)), (Dims{6, 6}));
+  EXPECT_EQ(dims(b.at(14)), (Dims{8, -1}));
+  EXPECT_LT(b.at(14).flops, 0);  // still unknown: no guess in a plain graph
+}
+
+TEST(ShapesTf, FunctionVariablesLearnedFromUpdates) {
+  // A lone FunctionDef's resource arguments without shapes: w is updated by
+  // ResourceApplyGradientDescent with a [4,3] gradient (round 1); then v by
+  // AssignSubVariableOp with mm * lr, mm = x w (round 2; lr: a variable of unknown shape);
+  // u only by a value of rank 2 whose second dim nothing tells: [8, 1], with one warning,
+  // once nothing more is learned in full.
+  Builder b(Format::kTfFunctionDef);
+  b.tf("x", "Placeholder", {}, {ais("shape", {8, 4}), ai("dtype", int64_t(DType::kFloat))});
+  b.tf("g", "Placeholder", {}, {ais("shape", {4, 3}), ai("dtype", int64_t(DType::kFloat))});
+  b.tf("w", "Placeholder", {});                                                  // 2
+  b.tf("v", "Placeholder", {});                                                  // 3
+  b.tf("u", "Placeholder", {});                                                  // 4
+  b.tf("lr", "Placeholder", {});                                                 // 5
+  b.tf("rw", "ReadVariableOp", {"w"}, {ai("dtype", int64_t(DType::kFloat))});    // 6
+  b.tf("mm", "MatMul", {"x", "rw"});                                             // 7
+  b.tf("rlr", "ReadVariableOp", {"lr"}, {ai("dtype", int64_t(DType::kFloat))});  // 8
+  b.tf("apply", "ResourceApplyGradientDescent", {"w", "rlr", "g"});              // 9
+  b.tf("rv", "ReadVariableOp", {"v"}, {ai("dtype", int64_t(DType::kFloat))});    // 10
+  b.tf("mv", "MatMul", {"mm", "rv"}, {ai("transpose_b", 1)});                    // 11
+  b.tf("step", "Mul", {"mm", "rlr"});                                            // 12
+  b.tf("upd", "AssignSubVariableOp", {"v", "step"});                             // 13
+  b.tf("ru", "ReadVariableOp", {"u"}, {ai("dtype", int64_t(DType::kFloat))});    // 14
+  b.tf("mu", "MatMul", {"x", "ru"}, {ai("transpose_a", 1)});                     // 15
+  b.tf("gu", "MatMul", {"x", "ru"}, {ai("transpose_b", 1)});                     // 16
+  b.tf("au", "AssignVariableOp", {"u", "gu"});
+  auto warn = b.run();
+  EXPECT_EQ(dims(b.at(7)), (Dims{8, 3}));
+  EXPECT_DOUBLE_EQ(b.at(7).flops, 2.0 * 24 * 4);
+  EXPECT_EQ(dims(b.at(11)), (Dims{8, 8}));  // v: [8,3], transposed
+  EXPECT_EQ(b.at(3).op, "VarHandleOp");
+  EXPECT_EQ(b.at(5).op, "Placeholder");  // lr: never updated here
+  EXPECT_EQ(dims(b.at(15)), (Dims{4, 1}));
+  size_t guessed = 0;
+  for (const std::string& w : warn) guessed += w.find("variable 'u'") != std::string::npos;
+  EXPECT_EQ(guessed, 1u);
+  for (const std::string& w : warn) EXPECT_EQ(w.find("variable 'v'"), std::string::npos) << w;
+}
+
 // ---------------------------------------------------------------- work and span
 
 TEST(WorkSpan, DiamondByHand) {

@@ -147,6 +147,21 @@ TEST(GraphStats, HeavyByType) {
   EXPECT_EQ(s.heavy_by_type["Conv"], 1u);
 }
 
+TEST(GraphStats, HeavyFlopsByTypeSumTheKnownOnes) {
+  // MatMul a=10, Conv b=100, MatMul c unknown, light d=7: the light node and the unknown
+  // heavy one are not in the heavy sums.
+  Graph g = make_graph({{"a", true, {}, 10},
+                        {"b", true, {"a"}, 100},
+                        {"c", true, {"b"}, -1},
+                        {"d", false, {"c"}, 7}});
+  g.nodes[1].op = "Conv";
+  Stats s = compute(g);
+  EXPECT_DOUBLE_EQ(s.heavy_flops, 110.0);
+  ASSERT_EQ(s.heavy_flops_by_type.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.heavy_flops_by_type["MatMul"], 10.0);
+  EXPECT_DOUBLE_EQ(s.heavy_flops_by_type["Conv"], 100.0);
+}
+
 TEST(GraphStats, CycleIsAnError) {
   Graph g =
       make_graph({{"a", true, {"c"}}, {"b", true, {"a"}}, {"c", true, {"b"}}, {"d", true, {}}});

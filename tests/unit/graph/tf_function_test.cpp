@@ -3,6 +3,9 @@
 // width and costs; hostile bytes.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <map>
+
 #include "tests/unit/graph/test_util.h"
 
 namespace pw::graph {
@@ -116,6 +119,89 @@ TEST(TfFunction, NeverGuessedByAuto) {
   if (model_parse(f.data(), f.size(), Format::kAuto, &g, &err) == Status::kOk) {
     EXPECT_NE(g.format, Format::kTfFunctionDef);
   }
+}
+
+TEST(TfFunction, ReadFromAFileNamedFdef) {
+  const std::string f = two_branches(true);
+  Graph g;
+  std::string err;
+  ASSERT_EQ(model_parse_file("step.fdef", "step.fdef", f, &g, &err), Status::kOk) << err;
+  EXPECT_EQ(g.format, Format::kTfFunctionDef);
+  EXPECT_EQ(g.path, "step.fdef");
+}
+
+// The train step that model.fit traces for tests/programs/keras_fit.py
+// (tests/fixtures/gen/gen_tf_function.py): TF records the batch's shapes on the data
+// arguments and nothing on the 14 resource arguments. The weights' shapes come from the
+// step's own SGD updates (var -= lr * grad); the head's 4 classes appear nowhere in the
+// step, so its kernel is [256, 1] and its bias [1], with a warning.
+TEST(TfFunction, KerasTrainStepVariablesLearnedFromTheirUpdates) {
+  std::string bytes;
+  {
+    const std::string path =
+        std::string(PW_SOURCE_DIR) + "/tests/fixtures/functions/keras_train_step.fdef";
+    FILE* f = std::fopen(path.c_str(), "rb");
+    ASSERT_TRUE(f) << path;
+    char buf[4096];
+    size_t got;
+    while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, got);
+    std::fclose(f);
+  }
+  Graph g;
+  Stats s;
+  std::string err;
+  std::vector<std::string> warnings;
+  ASSERT_EQ(model_parse(bytes.data(), bytes.size(), Format::kTfFunctionDef, &g, &err), Status::kOk)
+      << err;
+  ASSERT_EQ(shapes_infer(&g, {}, &warnings, &err), Status::kOk) << err;
+  ASSERT_EQ(stats_compute(g, &s, &err), Status::kOk) << err;
+  EXPECT_EQ(s.heavy, 11u);
+  EXPECT_EQ(s.costs, "flops");
+  std::map<std::string, std::vector<int64_t>> out;
+  for (const Node& n : g.nodes) {
+    if (n.heavy) {
+      EXPECT_GT(n.flops, 0) << n.name;
+    }
+    out[n.name] = n.shape;
+  }
+  using D = std::vector<int64_t>;
+  // Forward: each branch [32,32] x [32,64]; its weight gradient [32,32]^T x [32,64].
+  EXPECT_EQ(out["functional_1/branch0_1/MatMul"], D({32, 64}));
+  EXPECT_EQ(out["gradient_tape/functional_1/branch3_1/MatMul/MatMul"], D({32, 64}));
+  for (const Node& n : g.nodes) {
+    if (n.name == "functional_1/branch2_1/MatMul") {
+      EXPECT_DOUBLE_EQ(n.flops, 2.0 * 32 * 64 * 32);
+    }
+  }
+  EXPECT_EQ(out["functional_1/concatenate_1/concat"], D({32, 256}));
+  EXPECT_EQ(out["functional_1/head_1/MatMul"], D({32, 1}));
+  // The loss's gradient is its second output (backprop), not the loss.
+  EXPECT_EQ(out["gradient_tape/compile_loss/sparse_categorical_crossentropy/"
+                "SparseSoftmaxCrossEntropyWithLogits/mul"],
+            D({32, 1}));
+  size_t guessed = 0;
+  for (const std::string& w : warnings) guessed += w.find("unknown dims as 1") != std::string::npos;
+  EXPECT_EQ(guessed, 2u);  // the head's kernel and bias
+  // The branches stay side by side: 4 forward, 4 weight gradients.
+  EXPECT_GE(s.max_level_width, 4u);
+  EXPECT_GT(s.weighted_parallelism, 1.5);
+
+  // The head's kernel given by the user (--input-shape) wins over the guess.
+  Graph g2;
+  warnings.clear();
+  ASSERT_EQ(model_parse(bytes.data(), bytes.size(), Format::kTfFunctionDef, &g2, &err),
+            Status::kOk);
+  InputShapes given = {{"functional_1_head_1_cast_readvariableop_resource", {256, 4}},
+                       {"functional_1_head_1_biasadd_readvariableop_resource", {4}}};
+  ASSERT_EQ(shapes_infer(&g2, given, &warnings, &err), Status::kOk) << err;
+  for (const Node& n : g2.nodes) {
+    if (n.name == "functional_1/head_1/MatMul") {
+      EXPECT_EQ(n.shape, D({32, 4}));
+      EXPECT_DOUBLE_EQ(n.flops, 2.0 * 32 * 4 * 256);
+    }
+  }
+  for (const std::string& w : warnings)
+    EXPECT_EQ(w.find("unknown dims as 1"), std::string::npos) << w;
 }
 
 TEST(TfFunction, TruncatedOrCorruptBytesGiveAStatus) {
