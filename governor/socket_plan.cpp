@@ -62,6 +62,13 @@ SocketShape socket_shape(const BudgetView& b, bool smt) {
   return s;
 }
 
+bool per_socket_fits(const SocketShape& shape, int pools, int intra) {
+  if (shape.sockets <= 1 || pools < 1 || intra < 1) return false;
+  const int used = std::min(pools, shape.sockets);
+  return intra <= shape.slots_per_socket && pools % used == 0 &&
+         pools / used <= shape.slots_per_socket;
+}
+
 MachineModel model_smt(const MachineModel& m, int pus_per_core) {
   if (pus_per_core <= 1) return m;
   MachineModel o = m;
@@ -88,7 +95,8 @@ MachineModel model_smt(const MachineModel& m, int pus_per_core) {
   if (!m.region_s.empty())
     o.region_s = columns(slots, [&](int t) {
       const int c = std::min(cores, (t + pus_per_core - 1) / pus_per_core);
-      return t <= slots ? col(m.region_s, c) : sub_budget(m.region_s, cores + (t - slots), cores, cores);
+      return t <= slots ? col(m.region_s, c)
+                        : sub_budget(m.region_s, cores + (t - slots), cores, cores);
     });
   char buf[96];
   snprintf(buf, sizeof buf, "; SMT: %d siblings a core, each adding %s of a core (%s)",
@@ -102,8 +110,8 @@ MachineModel model_placed(const MachineModel& m, int slots_per_socket, int socke
   MachineModel o = m;
   const int all = std::max(1, m.cores);
   const int spc = std::clamp(slots_per_socket, 1, all);
-  o.team_bytes_per_s_max = m.socket_bytes_per_s > 0 ? m.socket_bytes_per_s
-                                                     : kBuiltinSocketStreams * m.bytes_per_s;
+  o.team_bytes_per_s_max =
+      m.socket_bytes_per_s > 0 ? m.socket_bytes_per_s : kBuiltinSocketStreams * m.bytes_per_s;
   if (!spanning) {
     const int cores = std::clamp(spc * std::max(1, sockets_used), 1, all);
     if (cores == all) return o;
@@ -133,7 +141,8 @@ SocketChoice socket_choose(const CostGraph& g, const SocketShape& shape, int max
   const int slots = std::max(1, m.cores);
   if (shape.sockets <= 1) {
     c.candidates = candidates_predict(g, slots, max_pools, m);
-    if (!c.candidates.empty()) c.chosen = c.best_socket = static_cast<int>(candidate_choose(c.candidates));
+    if (!c.candidates.empty())
+      c.chosen = c.best_socket = static_cast<int>(candidate_choose(c.candidates));
     return c;
   }
   const int spc = std::clamp(shape.slots_per_socket, 1, slots);

@@ -53,6 +53,13 @@ MachineModel model_smt(const MachineModel& m, int pus_per_core);
 MachineModel model_placed(const MachineModel& m, int slots_per_socket, int sockets_used,
                           bool spanning);
 
+// Whether pools x intra given by the user or a measurement (or the width
+// rule) are placed per socket: on several sockets, teams that fit one
+// (intra <= slots_per_socket) and pools that divide evenly among
+// min(pools, sockets) sockets; the layout the model's per-socket candidates
+// have, so a measured grid cell is replayed as it was measured.
+bool per_socket_fits(const SocketShape& shape, int pools, int intra);
+
 // The spanning candidate must be predicted this much faster to be chosen.
 inline constexpr double kSpanMargin = 0.10;
 

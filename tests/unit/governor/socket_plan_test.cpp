@@ -119,8 +119,8 @@ TEST(ModelPlaced, MemoryBoundOperatorsSaturateOneSocketsBandwidth) {
   m.op_overhead_s = 0;
   const double core = m.bytes_per_s;
   const std::vector<Case> cases = {
-      {0, 4, 4 * core},    {0, 16, 8 * core},   {0, 32, 8 * core},
-      {5e10, 4, 4 * core}, {5e10, 16, 5e10},    {5e10, 32, 5e10},
+      {0, 4, 4 * core},    {0, 16, 8 * core}, {0, 32, 8 * core},
+      {5e10, 4, 4 * core}, {5e10, 16, 5e10},  {5e10, 32, 5e10},
   };
   const double bytes = 1e9;  // far beyond any cache
   for (const Case& c : cases) {
@@ -186,8 +186,7 @@ TEST(SocketChoose, SpansOnlyWhereTheModelPredictsItTenPercentFaster) {
     // Every per-socket team fits its socket; every spanning one does not.
     for (const Candidate& x : ch.candidates)
       EXPECT_EQ(x.spans, x.intra > c.cores) << c.name << " " << x.pools << " x " << x.intra;
-    EXPECT_NE(ch.why.find(chosen.spans ? "spanning:" : "per socket:"), std::string::npos)
-        << ch.why;
+    EXPECT_NE(ch.why.find(chosen.spans ? "spanning:" : "per socket:"), std::string::npos) << ch.why;
   }
 }
 
