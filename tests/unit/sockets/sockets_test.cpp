@@ -45,8 +45,7 @@ const std::vector<std::string> kMachines = {
 };
 
 std::string with_batch(std::string s, int batch) {
-  for (size_t at; (at = s.find('B')) != std::string::npos;)
-    s.replace(at, 1, std::to_string(batch));
+  for (size_t at; (at = s.find('B')) != std::string::npos;) s.replace(at, 1, std::to_string(batch));
   return s;
 }
 
