@@ -127,9 +127,17 @@ MachineModel model_placed(const MachineModel& m, int slots_per_socket, int socke
     return o;
   }
   if (m.span_measured) return o;  // the rows' teams beyond a socket were measured across
+  // span_factor is two sockets' (half the team's memory remote); a team over k
+  // sockets has (k - 1) / k of it remote and pays in proportion.
+  const int sockets = std::max(2, (all + spc - 1) / spc);
+  auto factor = [&](size_t col_index) {
+    const int t = static_cast<int>(col_index) + 1;
+    const int k = std::clamp((t + spc - 1) / spc, 2, sockets);
+    return 1 + (m.span_factor - 1) * 2.0 * (k - 1) / k;
+  };
   for (SizeRow& r : o.rows)
     for (size_t k = static_cast<size_t>(spc); k < r.seconds.size(); ++k)
-      r.seconds[k] = r.seconds[k] * m.span_factor + m.span_region_s;
+      r.seconds[k] = r.seconds[k] * factor(k) + m.span_region_s;
   for (size_t k = static_cast<size_t>(spc); k < o.region_s.size(); ++k)
     o.region_s[k] += m.span_region_s;
   return o;

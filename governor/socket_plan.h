@@ -45,8 +45,10 @@ MachineModel model_smt(const MachineModel& m, int pus_per_core);
 //     teams beyond them oversubscribed as in m (m's times at the same
 //     relative oversubscription);
 //   spanning: every slot; a team larger than a socket runs span_factor
-//     times slower and pays span_region_s more per region, unless the times
-//     were measured so (a calibration on these sockets: span_measured).
+//     times slower on two sockets (1 + (span_factor - 1) x 2 (k - 1) / k on
+//     k: the share of its memory that is remote) and pays span_region_s more
+//     per region, unless the times were measured so (a calibration on these
+//     sockets: span_measured).
 // Either way a team moves memory at no more than one socket's roofline
 // (socket_bytes_per_s, else 8 x bytes_per_s): a pool's tensors are
 // first touched by its master, on one socket.

@@ -102,6 +102,12 @@ TEST(ModelPlaced, PerSocketKeepsTheSocketsTimesSpanningPaysTheInterconnect) {
   const double speedup = op_seconds(one, f, 0, 8, false) / op_seconds(span, f, 0, 16, false);
   EXPECT_GT(speedup, 1.3);
   EXPECT_LT(speedup, 1.6);
+  // Four sockets of 4: a team over all four has 3/4 of its memory remote, not 1/2.
+  const MachineModel four = model_placed(m, 4, 4, true);
+  EXPECT_NEAR(op_seconds(four, f, 0, 16, false) / op_seconds(m, f, 0, 16, false),
+              1 + (m.span_factor - 1) * 1.5, 0.05);
+  EXPECT_NEAR(op_seconds(four, f, 0, 8, false) / op_seconds(m, f, 0, 8, false), m.span_factor,
+              0.05);
   // Measured spanning times (a calibration on these sockets) are taken as they are.
   MachineModel measured = m;
   measured.span_measured = true;
