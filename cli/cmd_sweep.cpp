@@ -222,13 +222,12 @@ int pw_cmd_sweep(int argc, char** argv) {
   bool save = false;
   namespace cl = pw::cli;
   cl::Command command;
-  if (const int rc =
-          cl::command_scan("sweep", argc, argv,
-                           {cl::flag("--save", &save), cl::count_list("--pools", &pools),
-                            cl::count_list("--intra", &intra),
-                            cl::count("--repeat", 1, 100000, &repeat), cl::text("--out", &out_dir),
-                            cl::count("--within", 1, 1 << 20, &within)},
-                           usage, &command);
+  if (const int rc = cl::command_scan(
+          "sweep", argc, argv,
+          {cl::flag("--save", &save), cl::count_list("--pools", &pools),
+           cl::count_list("--intra", &intra), cl::count("--repeat", 1, 100000, &repeat),
+           cl::text("--out", &out_dir), cl::count("--within", 1, 1 << 20, &within)},
+          usage, &command);
       rc >= 0)
     return rc;
   char** const cmd = command.cmd;
