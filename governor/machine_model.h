@@ -92,6 +92,10 @@ struct MachineModel {
   // set where a plan is laid out over sockets (model_placed), never by a
   // calibration: on one socket the model stays as it was.
   double team_bytes_per_s_max = 0;
+  // The sockets a layout's pools lie on (pool q on socket q x sockets_used /
+  // pools): operators running at once on one socket share its
+  // team_bytes_per_s_max (simulate). 0: no layout, nothing shared.
+  int sockets_used = 0;
 };
 
 // What /proc/cpuinfo says about the CPU that the built-in model can use.

@@ -112,6 +112,7 @@ MachineModel model_placed(const MachineModel& m, int slots_per_socket, int socke
   const int spc = std::clamp(slots_per_socket, 1, all);
   o.team_bytes_per_s_max =
       m.socket_bytes_per_s > 0 ? m.socket_bytes_per_s : kBuiltinSocketStreams * m.bytes_per_s;
+  o.sockets_used = spanning ? std::max(1, (all + spc - 1) / spc) : std::max(1, sockets_used);
   if (!spanning) {
     const int cores = std::clamp(spc * std::max(1, sockets_used), 1, all);
     if (cores == all) return o;

@@ -141,6 +141,33 @@ TEST(ModelPlaced, MemoryBoundOperatorsSaturateOneSocketsBandwidth) {
   EXPECT_NEAR(bytes / op_seconds(m, 0, bytes, 32, false), 32 * core, 0.02 * 32 * core);
 }
 
+TEST(Simulate, OperatorsOnOneSocketShareItsMemory) {
+  // Four towers of memory-bound operators (1e8 bytes, no FLOPs) on four pools of four.
+  CostGraph g = towers(4, 5, 0);
+  for (OpCost& o : g.ops) o.bytes = 1e8;
+  const double bytes = 4 * 5 * 1e8;
+  MachineModel m = builtin_model(32);
+  m.socket_bytes_per_s = 4e10;
+  struct Case {
+    int sockets_used;  // of model_placed's layout: the pools' sockets
+    double at_least;   // seconds: all bytes through the sockets' memory
+  };
+  const std::vector<Case> cases = {{1, bytes / 4e10}, {2, bytes / 8e10}, {4, bytes / 16e10}};
+  double last = 1e300;
+  for (const Case& c : cases) {
+    const MachineModel placed = model_placed(m, 8, c.sockets_used, false);
+    const double s = simulate(g, 4, 4, placed);
+    EXPECT_GE(s, 0.99 * c.at_least) << c.sockets_used;
+    EXPECT_LT(s, last) << c.sockets_used;  // more sockets, more memory
+    last = s;
+  }
+  // Without a layout (one socket, as before): no sharing, so faster than one socket's memory
+  // allows.
+  MachineModel plain = m;
+  plain.team_bytes_per_s_max = 4e10;
+  EXPECT_LT(simulate(g, 4, 4, plain), 0.9 * bytes / 4e10);
+}
+
 TEST(ModelSmt, ASiblingAddsLittle) {
   const MachineModel m = builtin_model(8);
   const MachineModel s = model_smt(m, 2);
