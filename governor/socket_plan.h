@@ -51,7 +51,8 @@ MachineModel model_smt(const MachineModel& m, int pus_per_core);
 //     sockets: span_measured).
 // Either way a team moves memory at no more than one socket's roofline
 // (socket_bytes_per_s, else 8 x bytes_per_s): a pool's tensors are
-// first touched by its master, on one socket.
+// first touched by its master, on one socket; and operators running at once
+// on one socket share it (sockets_used, simulate).
 MachineModel model_placed(const MachineModel& m, int slots_per_socket, int sockets_used,
                           bool spanning);
 
