@@ -34,7 +34,31 @@ std::string core_list(const topo::Budget& b) {
 }
 
 // Runs the helper ungoverned (no preload in its environment) and collects stdout.
-bool helper_run(int max_team, const std::string& cores, std::string* out, std::string* why) {
+// What the helper measures of sockets and SMT: the first socket's cores (one
+// CPU each), a CPU of a core on another socket, a sibling of the first core;
+// "-" for what the budget does not have.
+struct Extra {
+  std::string socket0 = "-", far = "-", sibling = "-";
+};
+
+Extra extra_of(const topo::Budget& b) {
+  Extra e;
+  if (b.sockets.size() > 1 && !b.sockets[1].cores.empty() && !b.sockets[1].cores[0].pus.empty()) {
+    std::vector<int> first;
+    for (const topo::Core& c : b.sockets[0].cores)
+      if (!c.pus.empty()) first.push_back(c.pus[0]);
+    if (!first.empty()) {
+      e.socket0 = topo::cpulist_format(first);
+      e.far = std::to_string(b.sockets[1].cores[0].pus[0]);
+    }
+  }
+  if (!b.sockets.empty() && !b.sockets[0].cores.empty() && b.sockets[0].cores[0].pus.size() > 1)
+    e.sibling = std::to_string(b.sockets[0].cores[0].pus[1]);
+  return e;
+}
+
+bool helper_run(int max_team, const std::string& cores, const Extra& extra, std::string* out,
+                std::string* why) {
   const std::string path = calibration_helper_path();
   if (path.empty() || access(path.c_str(), X_OK) != 0) {
     *why = "helper " + path + " not found (built with OpenMP only)";
@@ -67,7 +91,8 @@ bool helper_run(int max_team, const std::string& cores, std::string* out, std::s
     unsetenv("KMP_AFFINITY");
     setenv("PARWIDTH_MODE", "off", 1);
     const std::string team = std::to_string(max_team);
-    execl(path.c_str(), path.c_str(), team.c_str(), cores.c_str(), static_cast<char*>(nullptr));
+    execl(path.c_str(), path.c_str(), team.c_str(), cores.c_str(), "0.03", extra.socket0.c_str(),
+          extra.far.c_str(), extra.sibling.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   close(fds[1]);
@@ -98,8 +123,19 @@ bool calibrate_budget(const planning::Planned& p, const std::string& dir, bool p
   if (progress)
     fprintf(stderr, "parwidth: calibrating %d core(s), teams 1..%d (a few seconds, once)...\n",
             cores, 2 * cores);
+  const Extra extra = extra_of(p.budget);
+  if (progress) {
+    if (extra.far == "-")
+      fprintf(stderr,
+              "parwidth: one socket: the cross-socket team cost and a socket's bandwidth are not "
+              "measured; the built-in values stand\n");
+    if (extra.sibling == "-")
+      fprintf(stderr,
+              "parwidth: no SMT siblings in this budget: their gain is not measured; the "
+              "built-in value stands\n");
+  }
   std::string text;
-  if (!helper_run(2 * cores, core_list(p.budget), &text, why)) return false;
+  if (!helper_run(2 * cores, core_list(p.budget), extra, &text, why)) return false;
   gov::Calibration c;
   c.machine = cache::machine_id(p.machine);
   c.budget = cache::budget_id(p.budget);
@@ -141,7 +177,10 @@ void usage(FILE* f) {
       "Measures this CPU budget's per-core throughput and OpenMP scaling (team sizes\n"
       "1..2 x cores, six operator sizes), what waking and signalling a thread on\n"
       "another core costs, and what an OpenMP team pays for waking its sleeping\n"
-      "workers, in a helper process, and stores it under\n"
+      "workers, in a helper process; on several sockets, what a team across two\n"
+      "costs and one socket's memory bandwidth; with SMT siblings, what one adds. Where\n"
+      "the budget has one socket or no siblings it says so and keeps built-in values.\n"
+      "It stores the result under\n"
       "XDG_CACHE_HOME/parwidth (else ~/.cache/parwidth) for this machine and a budget\n"
       "of this shape (cores per socket, PUs, quota).\n"
       "--show prints the stored calibration instead.\n",
@@ -184,6 +223,19 @@ int pw_cmd_calibrate(int argc, char** argv) {
     if (m.cache_bytes > 0)
       printf("  within the level-2 cache (%lld KiB per core): %.3g bytes/s\n",
              static_cast<long long>(m.cache_bytes >> 10), m.cache_bytes_per_s);
+    if (m.span_measured)
+      printf("  a team across sockets: %.3gx the compute, %.3g s more per region (measured)\n",
+             m.span_factor, m.span_region_s);
+    else
+      printf("  a team across sockets: %.3gx the compute, %.3g s more per region (built in: %s)\n",
+             m.span_factor, m.span_region_s,
+             p.budget.sockets.size() > 1 ? "not measured" : "one socket");
+    if (m.socket_bytes_measured)
+      printf("  one socket's memory: %.3g bytes/s (measured)\n", m.socket_bytes_per_s);
+    else
+      printf("  one socket's memory: 8 x %.3g bytes/s (built in)\n", m.bytes_per_s);
+    printf("  an SMT sibling adds %.0f%% of a core (%s)\n", 100 * m.smt_gain,
+           m.smt_measured ? "measured" : "built in: no siblings measured");
     if (!m.region_s.empty()) {
       printf("  a parallel region's fork and join, teams of 1..%zu:", m.region_s.size());
       for (double s : m.region_s) printf(" %.3g", s);

@@ -161,8 +161,8 @@ int pw_cmd_plan(int argc, char** argv) {
   printf("  source: %s%s%s\n", p.plan.source.c_str(), p.plan.source_detail.empty() ? "" : ": ",
          p.plan.source_detail.c_str());
   for (const pw::gov::Plan::Predicted& x : p.plan.predicted)
-    printf("  predicted %d x %d: %.6g s%s\n", x.pools, x.intra, x.seconds,
-           x.pools == p.plan.pools && x.intra == p.plan.threads ? "  <- chosen" : "");
+    printf("  predicted %d x %d%s: %.6g s%s\n", x.pools, x.intra, x.spans ? " spanning" : "",
+           x.seconds, x.pools == p.plan.pools && x.intra == p.plan.threads ? "  <- chosen" : "");
   return 0;
 }
 

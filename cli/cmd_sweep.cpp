@@ -86,6 +86,7 @@ void usage(FILE* f) {
       "                   Without both lists, only pairs with pools*intra <= 2 x cores are\n"
       "                   kept (cores: the physical cores of this process's budget); pairs\n"
       "                   over cores are marked oversubscribed.\n"
+      "  --within N       only pairs with pools x intra <= N (with both lists too)\n"
       "  --repeat R       runs per configuration (default 3)\n"
       "  --out DIR        where sweep.csv, heatmap.svg, runs.log go (default parwidth-sweep)\n"
       "  --metric REGEX   time each run by the number CMD prints that REGEX's first group\n"
@@ -217,15 +218,16 @@ int pw_cmd_sweep(int argc, char** argv) {
   std::string out_dir = "parwidth-sweep";
   std::vector<int> pools, intra;
   int repeat = 3;
+  int within = 0;  // --within: pools x intra at most this; 0: no such limit
   bool save = false;
   namespace cl = pw::cli;
   cl::Command command;
-  if (const int rc =
-          cl::command_scan("sweep", argc, argv,
-                           {cl::flag("--save", &save), cl::count_list("--pools", &pools),
-                            cl::count_list("--intra", &intra),
-                            cl::count("--repeat", 1, 100000, &repeat), cl::text("--out", &out_dir)},
-                           usage, &command);
+  if (const int rc = cl::command_scan(
+          "sweep", argc, argv,
+          {cl::flag("--save", &save), cl::count_list("--pools", &pools),
+           cl::count_list("--intra", &intra), cl::count("--repeat", 1, 100000, &repeat),
+           cl::text("--out", &out_dir), cl::count("--within", 1, 1 << 20, &within)},
+          usage, &command);
       rc >= 0)
     return rc;
   char** const cmd = command.cmd;
@@ -253,7 +255,8 @@ int pw_cmd_sweep(int argc, char** argv) {
   std::vector<Config> configs;
   for (int p : pools)
     for (int t : intra)
-      if (!filter || p * t <= most) configs.push_back({"grid", p, t, {}});
+      if ((!filter || p * t <= most) && (within == 0 || p * t <= within))
+        configs.push_back({"grid", p, t, {}});
   if (configs.empty()) {
     fprintf(stderr, "parwidth sweep: error: no configuration fits %d cores\n", cores);
     return 2;

@@ -191,7 +191,13 @@ double op_seconds(const MachineModel& m, double flops, double bytes, int threads
   // Bytes that fit in one core's cache come from there, each thread its share.
   const bool cached = m.cache_bytes > 0 && m.cache_bytes_per_s > 0 && bytes <= m.cache_bytes;
   const double rate = cached ? m.cache_bytes_per_s : m.bytes_per_s;
-  auto mem_on = [&](int k) { return bytes > 0 ? bytes / (rate * k) : 0.0; };
+  // From memory, a team moves no more than its socket's roofline.
+  const double cap = !cached && m.team_bytes_per_s_max > 0 ? m.team_bytes_per_s_max : 0.0;
+  auto mem_on = [&](int k) {
+    if (bytes <= 0) return 0.0;
+    const double r = cap > 0 ? std::min(rate * k, cap) : rate * k;
+    return bytes / r;
+  };
   // A sleeping team's threads are woken by each operator, light ones too
   // (teams_sleep: when the process keeps more OpenMP threads than CPUs). A
   // team larger than the CPUs sleeps by itself: its rows were measured so (a
@@ -269,6 +275,21 @@ std::string calibration_format(const Calibration& c) {
     s += "cache_bytes " + std::to_string(c.model.cache_bytes) + "\n";
     snprintf(buf, sizeof buf, "%.6g", c.model.cache_bytes_per_s);
     s += std::string("cache_bytes_per_s ") + buf + "\n";
+  }
+  // Sockets and SMT: only what was measured; the rest stays built in.
+  if (c.model.span_measured) {
+    snprintf(buf, sizeof buf, "%.6g", c.model.span_factor);
+    s += std::string("span_factor ") + buf + "\n";
+    snprintf(buf, sizeof buf, "%.6g", c.model.span_region_s);
+    s += std::string("span_region_s ") + buf + "\n";
+  }
+  if (c.model.socket_bytes_measured) {
+    snprintf(buf, sizeof buf, "%.6g", c.model.socket_bytes_per_s);
+    s += std::string("socket_bytes_per_s ") + buf + "\n";
+  }
+  if (c.model.smt_measured) {
+    snprintf(buf, sizeof buf, "%.6g", c.model.smt_gain);
+    s += std::string("smt_gain ") + buf + "\n";
   }
   if (!c.model.region_s.empty()) {
     s += "region_s";
@@ -349,6 +370,22 @@ Status calibration_parse(const std::string& text, const std::string& machine,
     } else if (key == "cache_bytes_per_s") {
       if (!number_parse(rest, 1e6, 1e13, &v)) return corrupt("bad 'cache_bytes_per_s'");
       c.model.cache_bytes_per_s = v;
+    } else if (key == "span_factor") {
+      // A spanning team at most 4x slower, and never faster, than on one socket.
+      if (!number_parse(rest, 1, 4, &v)) return corrupt("bad 'span_factor'");
+      c.model.span_factor = v;
+      c.model.span_measured = true;
+    } else if (key == "span_region_s") {
+      if (!number_parse(rest, 0, 1e-2, &v)) return corrupt("bad 'span_region_s'");
+      c.model.span_region_s = v;
+    } else if (key == "socket_bytes_per_s") {
+      if (!number_parse(rest, 1e6, 1e13, &v)) return corrupt("bad 'socket_bytes_per_s'");
+      c.model.socket_bytes_per_s = v;
+      c.model.socket_bytes_measured = true;
+    } else if (key == "smt_gain") {
+      if (!number_parse(rest, 0, 1, &v)) return corrupt("bad 'smt_gain'");
+      c.model.smt_gain = v;
+      c.model.smt_measured = true;
     } else if (key == "region_s") {
       if (!seconds_parse(rest, &c.model.region_s)) return corrupt("bad 'region_s'");
     } else if (key == "size") {

@@ -63,6 +63,39 @@ struct MachineModel {
   // threads with it. 0: the cores.
   int cpus = 0;
   std::vector<SizeRow> rows;  // ascending flops, same team count in each
+
+  // Sockets and SMT (governor/socket_plan.h). Where a calibration did not
+  // measure one of these (one socket, no SMT, a file from before them), the
+  // built-in value stands, and *_measured says which.
+  //
+  // A team whose threads lie on more than one socket: its compute takes
+  // span_factor times as long as a team of that size on one socket would (the
+  // paper measured two sockets speeding ResNet-50 up only 1.43x over one:
+  // 2 / 1.43 = 1.4), and each of its parallel regions span_region_s more (a
+  // barrier across the sockets' interconnect). A calibration measures both as
+  // a team of two threads, one per socket, against two on one socket.
+  double span_factor = 1.4;
+  double span_region_s = 5e-6;
+  bool span_measured = false;
+  // What one socket's memory moves per second, all its cores copying: the
+  // roofline of a team's memory time (team_bytes_per_s_max). 0: the built-in
+  // rule, eight cores' worth of bytes_per_s (a socket's memory channels
+  // saturate well before its cores run out).
+  double socket_bytes_per_s = 0;
+  bool socket_bytes_measured = false;
+  // What a second SMT sibling adds to one core's throughput on dense
+  // operators: 0.1 (10%, built in); a calibration measures it as one core's
+  // matrix product on its two siblings against one.
+  double smt_gain = 0.1;
+  bool smt_measured = false;
+  // The most bytes per second a team's memory time may assume (0: no limit):
+  // set where a plan is laid out over sockets (model_placed), never by a
+  // calibration: on one socket the model stays as it was.
+  double team_bytes_per_s_max = 0;
+  // The sockets a layout's pools lie on (pool q on socket q x sockets_used /
+  // pools): operators running at once on one socket share its
+  // team_bytes_per_s_max (simulate). 0: no layout, nothing shared.
+  int sockets_used = 0;
 };
 
 // What /proc/cpuinfo says about the CPU that the built-in model can use.

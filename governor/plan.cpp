@@ -53,6 +53,31 @@ Plan plan_for(const BudgetView& budget, const WidthView& width, const PlanOption
                       std::to_string(p.pools) + " pools) = " + std::to_string(p.threads));
   }
 
+  // Per socket: the slots of each socket, in order, and the first
+  // min(pools, sockets) sockets share the pools evenly.
+  std::vector<std::vector<int>> by_socket;
+  for (size_t i = 0; i < slot_cpu.size(); ++i) {
+    if (i == 0 || slot_socket[i] != slot_socket[i - 1]) by_socket.emplace_back();
+    by_socket.back().push_back(slot_cpu[i]);
+  }
+  if (opt.per_socket && by_socket.size() > 1) {
+    const int used = std::min<int>(p.pools, static_cast<int>(by_socket.size()));
+    for (int u = 0; u < used; ++u) {
+      const std::vector<int>& cpus = by_socket[static_cast<size_t>(u)];
+      const int mine = p.pools / used + (u < p.pools % used ? 1 : 0);
+      const std::vector<int> sizes = group_sizes(std::vector<int>(cpus.size(), 0), mine);
+      int at = 0;
+      for (int size : sizes) {
+        p.core_sets.emplace_back(cpus.begin() + at, cpus.begin() + at + size);
+        at += size;
+      }
+    }
+    // group_sizes gives a socket of fewer slots than pools fewer groups.
+    while (static_cast<int>(p.core_sets.size()) < p.pools)
+      p.core_sets.push_back(p.core_sets.back());
+    return p;
+  }
+
   const std::vector<int> sizes = group_sizes(slot_socket, p.pools);
   int at = 0;
   for (int size : sizes) {

@@ -33,6 +33,11 @@ struct PlanOptions {
   int pools = 0;     // PARWIDTH_POOLS; 0 = from the graph
   int intra = 0;     // PARWIDTH_INTRA; 0 = slots / pools
   bool smt = false;  // every PU is a slot, not only each core's first
+  // Each pool's core set inside one socket (governor/socket_plan.h): pools
+  // divided evenly among the first min(pools, sockets) sockets, a socket's
+  // slots among its pools. false: balanced groups over all the slots, as few
+  // of them spanning as the sizes allow.
+  bool per_socket = false;
 };
 
 // A plan measured for one graph fingerprint on one budget (`parwidth tune`,
@@ -64,6 +69,7 @@ struct Plan {
   struct Predicted {
     int pools = 1, intra = 1;
     double seconds = 0;
+    bool spans = false;  // its teams span sockets
   };
   std::vector<Predicted> predicted;  // the model's candidates (source "model" only)
   MeasuredPlan measured;             // what was measured (source "measured" only)

@@ -3,17 +3,27 @@
 
 #include <cstdio>
 
+#include "governor/socket_plan.h"
+
 namespace pw::gov {
 
 Plan plan_choose(const BudgetView& budget, const PlanInputs& in, const PlanOptions& opt) {
   // The user's explicit counts win; the width rule fills what is not given.
+  const SocketShape shape = socket_shape(budget, opt.smt);
+  // Counts from elsewhere are placed per socket where they fit one (the
+  // model's per-socket candidates' layout), else over all the slots.
+  auto placed = [&](PlanOptions o) {
+    const Plan first = plan_for(budget, in.width, o);
+    o.per_socket = per_socket_fits(shape, first.pools, first.threads);
+    return o.per_socket ? plan_for(budget, in.width, o) : first;
+  };
   if (opt.pools > 0 || opt.intra > 0) {
-    Plan p = plan_for(budget, in.width, opt);
+    Plan p = placed(opt);
     p.source = "user";
     p.source_detail = "PARWIDTH_POOLS / PARWIDTH_INTRA";
     return p;
   }
-  const Plan rule = plan_for(budget, in.width, opt);
+  const Plan rule = placed(opt);
   const int slots = rule.slots;
   std::string why_not;
   const bool try_measured = in.mode == PlanMode::kAuto || in.mode == PlanMode::kMeasured;
@@ -24,7 +34,7 @@ Plan plan_choose(const BudgetView& budget, const PlanInputs& in, const PlanOptio
       PlanOptions o = opt;
       o.pools = in.measured.pools;
       o.intra = in.measured.intra;
-      Plan p = plan_for(budget, in.width, o);
+      Plan p = placed(o);
       p.notes.clear();
       p.source = "measured";
       p.source_detail = in.measured.how;
@@ -44,25 +54,39 @@ Plan plan_choose(const BudgetView& budget, const PlanInputs& in, const PlanOptio
     } else if (!in.model) {
       why_not += "no machine model; ";
     } else {
-      const ModelChoice c = model_choose(*in.costs, slots, slots, *in.model);
+      // Several sockets, or SMT siblings as slots: governor/socket_plan. One
+      // socket without siblings: the candidates as they always were.
+      SocketChoice c;
+      MachineModel smt_model;
+      const MachineModel* model = in.model;
+      if (shape.sockets > 1 || shape.pus_per_core > 1) {
+        smt_model = model_smt(*in.model, shape.pus_per_core);
+        c = socket_choose(*in.costs, shape, slots, smt_model);
+        model = &smt_model;
+      } else {
+        const ModelChoice mc = model_choose(*in.costs, slots, slots, *in.model);
+        c.candidates = mc.candidates;
+        c.chosen = mc.chosen;
+      }
       if (c.chosen >= 0) {
         const Candidate& best = c.candidates[static_cast<size_t>(c.chosen)];
         PlanOptions o = opt;
         o.pools = best.pools;
         o.intra = best.intra;
+        o.per_socket = shape.sockets > 1 && !best.spans;
         Plan p = plan_for(budget, in.width, o);
         p.notes.clear();
         p.source = "model";
-        p.source_detail = in.model->detail;
+        p.source_detail = model->detail;
         for (const Candidate& x : c.candidates)
-          p.predicted.push_back({x.pools, x.intra, x.seconds});
+          p.predicted.push_back({x.pools, x.intra, x.seconds, x.spans});
         char buf[200];
         snprintf(buf, sizeof buf,
                  "pools = %d, threads = %d: fastest predicted schedule, %.6g s, of %zu "
                  "candidates (%s)",
-                 best.pools, best.intra, best.seconds, c.candidates.size(),
-                 in.model->detail.c_str());
+                 best.pools, best.intra, best.seconds, c.candidates.size(), model->detail.c_str());
         p.notes.push_back(buf);
+        if (!c.why.empty()) p.notes.push_back(c.why);
         return p;
       }
       why_not += "the graph has no schedule; ";

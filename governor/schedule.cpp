@@ -119,6 +119,24 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
                   oversub_factor(m, o, demand, cores, asleep);
       }
     }
+    // A socket's memory is shared (a layout over sockets only: model_placed):
+    // operators running at once on one socket that together ask more bytes
+    // per second than its roofline all slow down in proportion. An
+    // operator's demand is its bytes over its time alone.
+    if (m.team_bytes_per_s_max > 0 && m.sockets_used > 0 && running.size() > 1) {
+      const int used = std::min(m.sockets_used, pools);
+      std::vector<double> demand_on(static_cast<size_t>(used), 0.0);
+      auto socket_of = [&](int pool) { return static_cast<size_t>(pool * used / pools); };
+      for (const Running& r : running) {
+        const OpCost& o = g.ops[r.op];
+        if (!o.folded && r.dispatch <= 0 && alone[r.op] > 0)
+          demand_on[socket_of(r.pool)] += o.bytes / alone[r.op];
+      }
+      for (size_t i = 0; i < running.size(); ++i) {
+        const double want = demand_on[socket_of(running[i].pool)];
+        if (want > m.team_bytes_per_s_max) rate[i] *= m.team_bytes_per_s_max / want;
+      }
+    }
     // Operators still in their bookkeeping share the lock and use no team yet.
     size_t locked = 0;
     for (const Running& r : running) locked += r.dispatch > 0;

@@ -60,6 +60,9 @@ struct Candidate {
   int pools = 1;
   int intra = 1;
   double seconds = 0;  // predicted
+  // Whether its pools' teams span sockets (governor/socket_plan.h); false
+  // where the budget has one socket.
+  bool spans = false;
 };
 
 // Candidates within a relative `tie` of the fastest count as equally fast;

@@ -19,6 +19,8 @@
 //   cache_bytes <bytes>, cache_bytes_per_s <bytes per second>   (where sysfs lists the L2)
 //   region_s <seconds at 1 thread> ... <seconds at max_team threads>
 //   team_wake_s <seconds>   (not printed on a budget of one core)
+//   span_factor, span_region_s, socket_bytes_per_s   (FAR given: several sockets)
+//   smt_gain                                         (SIBLING given)
 // Where oneDNN is present (libdnnl.so.2, opened at run time: the helper
 // needs nothing beyond libc and libgomp), the operator is oneDNN's own sgemm,
 // the kernel frameworks run, on the same OpenMP runtime; otherwise a plain
@@ -327,6 +329,40 @@ double team_wake_seconds(const std::vector<int>& cores) {
   return std::max(0.0, sleeping - spinning);
 }
 
+// What one socket's memory moves per second with every one of `cpus` (one
+// CPU of each of its cores) copying its own buffers at once, each pinned:
+// the roofline a team on that socket meets.
+double socket_bytes_per_s(const std::vector<int>& cpus) {
+  const size_t each = size_t{32} << 20;  // far beyond any cache, per thread
+  const size_t n = each / sizeof(float);
+  std::vector<std::vector<float>> src(cpus.size(), std::vector<float>(n, 1.0f));
+  std::vector<std::vector<float>> dst(cpus.size(), std::vector<float>(n, 0.0f));
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    std::atomic<int> ready{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> threads;
+    std::vector<double> end(cpus.size(), 0);
+    for (size_t i = 0; i < cpus.size(); ++i)
+      threads.emplace_back([&, i] {
+        pin_self(cpus[i]);
+        ready.fetch_add(1);
+        while (!go.load()) {
+        }
+        for (int k = 0; k < 4; ++k) std::memcpy(dst[i].data(), src[i].data(), each);
+        end[i] = now_s();
+      });
+    while (ready.load() < static_cast<int>(cpus.size())) {
+    }
+    const double t0 = now_s();
+    go.store(true);
+    for (std::thread& t : threads) t.join();
+    const double t = *std::max_element(end.begin(), end.end()) - t0;
+    best = std::max(best, 2.0 * 4 * static_cast<double>(each) * cpus.size() / t);
+  }
+  return best;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -335,11 +371,21 @@ int main(int argc, char** argv) {
   std::vector<int> cores;
   std::string err;
   if (argc < 3 || pw::topo::cpulist_parse(argv[2], &cores, &err) != pw::topo::Status::kOk) {
-    fputs("usage: parwidth-calibrate MAX_TEAM CORES [SECONDS_PER_CELL]\n", stderr);
+    fputs("usage: parwidth-calibrate MAX_TEAM CORES [SECONDS_PER_CELL [SOCKET0 FAR SIBLING]]\n",
+          stderr);
     return 2;
   }
   const int max_team = std::atoi(argv[1]);
   const double cell = argc > 3 ? std::atof(argv[3]) : 0.03;
+  // Sockets and SMT, where `parwidth calibrate` found them: the first
+  // socket's cores (one CPU each), a CPU of another socket, a sibling of
+  // cores[0]; "-" where there is none.
+  std::vector<int> socket0;
+  if (argc > 4 && std::string(argv[4]) != "-" &&
+      pw::topo::cpulist_parse(argv[4], &socket0, &err) != pw::topo::Status::kOk)
+    return 2;
+  const int far = argc > 5 && std::string(argv[5]) != "-" ? std::atoi(argv[5]) : -1;
+  const int sibling = argc > 6 && std::string(argv[6]) != "-" ? std::atoi(argv[6]) : -1;
   if (max_team < 1 || max_team > 8192 || !(cell > 0 && cell < 10)) return 2;
   omp_set_dynamic(0);
   // Before the first parallel region: under OMP_PROC_BIND (the user's, should
@@ -388,5 +434,37 @@ int main(int argc, char** argv) {
   printf("notify_s %.6g\n", notify_s);
   const double team_wake_s = team_wake_seconds(cores);
   if (team_wake_s >= 0) printf("team_wake_s %.6g\n", std::max(1e-8, team_wake_s));
+  // A team of two across two sockets against two on one socket: the matrix
+  // product of the largest size, and an empty region's fork and join.
+  constexpr int kPairN = 384;
+  if (far >= 0 && cores.size() >= 2) {
+    const std::vector<int> near = {cores[0], cores[1]}, across = {cores[0], far};
+    std::vector<double> tn, ta;
+    for (int pass = 0; pass < kPasses; ++pass) {
+      tn.push_back(time_op(sgemm, kPairN, 2, cell, near)[1]);
+      ta.push_back(time_op(sgemm, kPairN, 2, cell, across)[1]);
+    }
+    team_pin(2, near);
+    region_seconds(2, kGap, 5);
+    const double rn = region_seconds(2, kGap);
+    team_pin(2, across);
+    region_seconds(2, kGap, 5);
+    const double ra = region_seconds(2, kGap);
+    printf("span_factor %.6g\n", std::clamp(median(ta) / median(tn), 1.0, 4.0));
+    printf("span_region_s %.6g\n", std::clamp(ra - rn, 0.0, 1e-2));
+  }
+  if (far >= 0 && !socket0.empty())
+    printf("socket_bytes_per_s %.6g\n", socket_bytes_per_s(socket0));
+  // One core's two siblings against the core alone.
+  if (sibling >= 0 && !cores.empty()) {
+    const std::vector<int> pair = {cores[0], sibling};
+    std::vector<double> t1, t2;
+    for (int pass = 0; pass < kPasses; ++pass) {
+      const std::vector<double> t = time_op(sgemm, kPairN, 2, cell, pair);
+      t1.push_back(t[0]);
+      t2.push_back(t[1]);
+    }
+    printf("smt_gain %.6g\n", std::clamp(median(t1) / median(t2) - 1, 0.0, 1.0));
+  }
   return 0;
 }

@@ -69,6 +69,34 @@ def test_calibration_measures_across_two_cores_whatever_the_users_openmp_binding
     assert shown.returncode == 0 and "waking a team" in shown.stdout, shown.stdout
 
 
+def test_calibrate_measures_sockets_and_smt_where_the_budget_has_them_and_says_so_where_not(tmp_path):
+    """Issue 33: the cross-socket team cost and a socket's bandwidth are measured only on a
+    budget of several sockets, the SMT gain only with siblings; otherwise calibrate says so,
+    writes no such key (no made-up measurement) and --show names the built-in values."""
+    if not (BIN / "parwidth-calibrate").exists():
+        pytest.skip("parwidth-calibrate not built (no OpenMP)")
+    if budget_cores(tmp_path) < 2:
+        pytest.skip("one physical core in the budget")
+    topo = json.loads(subprocess.run([str(PARWIDTH), "topo", "--json"], capture_output=True, text=True,
+                                     timeout=60, env=clean_env(XDG_CACHE_HOME=tmp_path / "t"),
+                                     check=True).stdout)["budget"]
+    sockets, siblings = topo["sockets"] > 1, len(topo["cpus"]) > topo["cores"]
+    cache = tmp_path / "cache"
+    p = subprocess.run([str(PARWIDTH), "calibrate"], capture_output=True, text=True, timeout=180,
+                       env=clean_env(XDG_CACHE_HOME=cache))
+    assert p.returncode == 0, p.stderr
+    text = next((cache / "parwidth").iterdir()).read_text()
+    keys = {l.split(" ", 1)[0] for l in text.splitlines()}
+    assert ("span_factor" in keys) == sockets and ("socket_bytes_per_s" in keys) == sockets, text
+    assert ("smt_gain" in keys) == siblings, text
+    assert ("one socket" in p.stderr) == (not sockets), p.stderr
+    assert ("no SMT siblings" in p.stderr) == (not siblings), p.stderr
+    shown = subprocess.run([str(PARWIDTH), "calibrate", "--show"], capture_output=True, text=True,
+                           timeout=60, env=clean_env(XDG_CACHE_HOME=cache)).stdout
+    assert "a team across sockets" in shown and "an SMT sibling adds" in shown, shown
+    assert ("(measured)" in shown.split("a team across sockets")[1].splitlines()[0]) == sockets, shown
+
+
 def test_model_plan_with_the_builtin_model_lists_every_candidate(tmp_path, towers):
     p = plan(tmp_path / "cache", "--model", towers, "--topology", TWO_CORES, "--json")
     assert p.returncode == 0, p.stderr
