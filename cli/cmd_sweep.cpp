@@ -39,9 +39,9 @@
 #include "cli/locate.h"
 #include "cli/measure.h"
 #include "cli/store.h"
+#include "core/json.h"
+#include "core/planning.h"
 #include "governor/schedule.h"
-#include "preload/json.h"
-#include "preload/planning.h"
 
 namespace {
 

@@ -23,7 +23,7 @@
 #include "governor/setting.h"
 #include "hooks/guard.h"
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace pw::hooks {
 namespace {

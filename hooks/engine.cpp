@@ -29,7 +29,7 @@
 #include "hooks/abi.h"
 #include "hooks/hook.h"
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace pw::hooks {
 namespace {

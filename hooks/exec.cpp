@@ -15,7 +15,7 @@
 
 #include "hooks/real.h"
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace pw::hooks {
 namespace {

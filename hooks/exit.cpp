@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace {
 

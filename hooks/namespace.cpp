@@ -6,7 +6,7 @@
 #include <sched.h>
 
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace {
 

@@ -19,7 +19,7 @@
 #include "hooks/guard.h"
 #include "hooks/imports.h"
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace pw::hooks {
 namespace {

@@ -9,12 +9,12 @@
 
 #include <string>
 
+#include "core/model_file.h"
+#include "core/planning.h"
 #include "governor/setting.h"
 #include "graph/graph.h"
 #include "hooks/guard.h"
-#include "preload/model_file.h"
-#include "preload/planning.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace pw::hooks {
 namespace {

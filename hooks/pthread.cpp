@@ -16,7 +16,7 @@
 #include "hooks/guard.h"
 #include "hooks/omp.h"
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace pw::hooks {
 

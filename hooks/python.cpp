@@ -19,7 +19,7 @@
 #include "hooks/abi.h"
 #include "hooks/blas.h"
 #include "hooks/ort.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace pw::hooks {
 namespace {

@@ -1,14 +1,16 @@
 // hooks/register: hands the runtime the hook entry points it calls, so that
-// preload/ never includes or calls into hooks/.
+// runtime/ never includes or calls into hooks/.
 #include "hooks/omp.h"
 #include "hooks/real.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace {
 
 // Priority: before preload/main.cpp's constructor (and anything that could
-// activate the runtime). Every original is bound here, while the loader's
-// lock is ours anyway: a hook never calls dlsym later.
+// activate the runtime). Every original in bind_list.h is bound here, while
+// the loader's lock is ours anyway. A hook never calls dlsym later: an
+// original that only an RTLD_LOCAL library defines is found per calling
+// object by reading the loaded objects' symbol tables (hooks/real.h).
 __attribute__((constructor(101))) void hooks_register_at_load() {
   pw::hooks::bind_all();
   pw::rt::hooks_register({pw::hooks::omp_on_activate, pw::hooks::real_pthread_create,

@@ -15,14 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "core/model_file.h"
 #include "governor/setting.h"
 #include "graph/graph.h"
 #include "graph/proto_reader.h"
 #include "hooks/guard.h"
 #include "hooks/slots.h"
-#include "preload/functions.h"
-#include "preload/model_file.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
+#include "runtime/functions.h"
 
 namespace pw::hooks {
 namespace {

@@ -37,7 +37,7 @@
 #include "hooks/blas.h"
 #include "hooks/guard.h"
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace pw::hooks {
 namespace {
