@@ -24,6 +24,7 @@
 
 #include <string>
 
+#include "governor/graph_adoption.h"
 #include "governor/setting.h"
 #include "graph/graph.h"
 #include "hooks/abi.h"
@@ -119,8 +120,13 @@ void govern_session(const void* model, size_t size, pwe_session_options* opts, c
   if (!read) {
     rt::framework_note("engine", "graph", "unreadable", false,
                        "planning without the graph: " + err);
-  } else if (summary.heavy == 0) {
-    rt::framework_note("engine", what, "no heavy operators", false, "plan unchanged");
+  } else if (const gov::GraphAdoption a =
+                 gov::graph_adoption(!rt::options().model.empty(), summary.heavy);
+             a != gov::GraphAdoption::kAdopt) {
+    rt::framework_note("engine", what,
+                       a == gov::GraphAdoption::kNoHeavy ? "no heavy operators"
+                                                         : "W=" + std::to_string(summary.avg_width),
+                       false, gov::graph_adoption_text(a));
   } else {
     // Step 3: re-plan with the session's width.
     summary.source = std::string("engine session (") + graph::format_name(g.format) +

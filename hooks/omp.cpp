@@ -16,6 +16,7 @@
 #include <cstring>
 #include <string>
 
+#include "governor/setting.h"
 #include "hooks/guard.h"
 #include "hooks/imports.h"
 #include "hooks/slots.h"
@@ -291,11 +292,12 @@ void omp_before_region(const void* caller_pc) {
   // master handed down: the master's cap, or what the user set on it.
   if (inside_region(caller_pc)) return;
   t_applied_gen = gen;
-  const int cap = rt::omp_cap();
-  if (cap <= 0 || (t_user_set && !rt::options().override_user)) return;
+  // The cap, unless the program set this thread's count (governor/setting).
+  const gov::SettingDecision d = rt::setting_decide(rt::omp_cap(), 0, t_user_set);
+  if (!d.changes()) return;
   // The runtime the caller uses (a wheel may bundle its own libgomp).
   auto set = PW_REAL_AT(omp_set_num_threads, caller_pc);
-  if (set) set(cap);
+  if (set) set(d.value);
 }
 
 bool omp_thread_left_to_runtime(const void* caller_pc, const char** why) {
@@ -347,9 +349,8 @@ PW_HOOK(void, omp_set_num_threads, (int n)) {
     bool user = true;
     pw::hooks::framework_sets_omp_threads(__builtin_return_address(0), &user);
     pw::hooks::t_user_set = user;
-    // With PARWIDTH_OVERRIDE=1 the plan's cap wins over the program's own call.
-    const int cap = pw::rt::omp_cap();
-    if (cap > 0 && n > cap && pw::rt::options().override_user) n = cap;
+    // The program's own count, unless PARWIDTH_OVERRIDE=1 lowers it to the cap.
+    n = pw::rt::setting_decide(pw::rt::omp_cap(), n, true, pw::gov::SettingKind::kCeiling).value;
     pw::hooks::t_applied_gen = pw::rt::omp_generation();
   }
   real(n);

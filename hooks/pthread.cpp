@@ -11,6 +11,7 @@
 #include <new>
 #include <string>
 
+#include "governor/pin.h"
 #include "hooks/blas.h"
 #include "hooks/creator.h"
 #include "hooks/guard.h"
@@ -28,11 +29,8 @@ struct Start {
   void* (*fn)(void*);
   void* arg;
   gov::Assignment where;
-  bool pin;
-  bool user_affinity;
-  bool runtime_binding;  // an OpenMP runtime binds it (the user's choice or its own)
-  bool creator_pinned;   // created by a pool member that parwidth pinned
-  bool prepinned;        // its affinity came with its attributes: it started on its core
+  gov::PinVerdict verdict;  // governor/pin's, from the facts prepare() gathered
+  bool prepinned;           // its affinity came with its attributes: it started on its core
   std::string creator;
 };
 
@@ -155,18 +153,14 @@ void* trampoline(void* p) {
     std::vector<int> cpus;
     if (s->prepinned) {
       rec.pinned = true;
-    } else if (s->pin && rt::cpus_for(s->where, &cpus)) {
+    } else if (s->verdict.pin && rt::cpus_for(s->where, &cpus)) {
       int err = pin_self(cpus);
       rec.pinned = err == 0;
       if (err) rec.pin_error = strerror(err);
       if (rec.pinned) pin_check_arm();
-    } else if (s->user_affinity) {
-      rec.pin_error = "the creator set the thread's affinity; kept";
-    } else if (s->runtime_binding) {
-      rec.pin_error = "the OpenMP runtime's own binding stands (the user's choice or its own)";
-      // Created by a thread we pinned: without us it would have inherited
-      // the process's set, and the runtime may bind nothing itself.
-      if (s->creator_pinned && !rt::process_cpus().empty()) pin_self(rt::process_cpus());
+    } else if (s->verdict.why) {
+      rec.pin_error = s->verdict.why;
+      if (s->verdict.widen && !rt::process_cpus().empty()) pin_self(rt::process_cpus());
     }
     try {
       rec.creator = std::move(s->creator);
@@ -208,14 +202,16 @@ __attribute__((noinline)) Start* prepare(const pthread_attr_t* attr, void* (*sta
   if (!mem) return nullptr;
   Start* s = nullptr;
   try {
-    s = new (mem) Start{start, arg, {}, false, false, false, false, false, {}};
+    s = new (mem) Start{start, arg, {}, {}, false, {}};
     s->where = rt::thread_assign(rt::current_pool());
-    s->user_affinity = attr_has_affinity(attr);
+    gov::PinFacts facts;
+    facts.governing = rt::governing();
+    facts.pin_off = rt::pin_mode() == opt::Pin::kNone;
+    facts.user_affinity = attr_has_affinity(attr);
     const char* left = nullptr;
-    s->runtime_binding = omp_thread_left_to_runtime(caller, &left);
-    s->pin = rt::governing() && !s->user_affinity && !s->runtime_binding;
-    s->creator_pinned =
-        rt::governing() && rt::current_pool() >= 0 && rt::pin_mode() != opt::Pin::kNone;
+    facts.runtime_binding = omp_thread_left_to_runtime(caller, &left);
+    facts.creator_in_pool = rt::current_pool() >= 0;
+    s->verdict = gov::pin_verdict(facts);
     s->creator = creator_of(caller);
   } catch (...) {
     if (s) s->~Start();
@@ -224,7 +220,8 @@ __attribute__((noinline)) Start* prepare(const pthread_attr_t* attr, void* (*sta
   }
   try {
     std::vector<int> cpus;
-    s->prepinned = s->pin && rt::cpus_for(s->where, &cpus) && attr_with_cpus(attr, cpus, own);
+    s->prepinned =
+        s->verdict.pin && rt::cpus_for(s->where, &cpus) && attr_with_cpus(attr, cpus, own);
   } catch (...) {
     s->prepinned = false;
   }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/model_file.h"
+#include "governor/graph_adoption.h"
 #include "governor/setting.h"
 #include "graph/graph.h"
 #include "graph/proto_reader.h"
@@ -147,10 +148,8 @@ std::string config_extra(const char* what, const UserConfig& user) {
           std::string(gov::setting_verdict_text(d.verdict)) + " (" + plan_reason() + ")");
       continue;
     }
-    // Without a graph there is no evidence about inter-op parallelism: a
-    // 1-pool plan would serialise a tf.function's parallel branches (measured
-    // 0.8x in eager mode), so TensorFlow's own inter-op default stays.
-    if (k.field == kInterField && mine.empty() && !rt::graph_known() && rt::options().pools == 0) {
+    if (k.field == kInterField &&
+        gov::interop_default_kept(!mine.empty(), rt::graph_known(), rt::options().pools > 0)) {
       rt::framework_note(who, setting, "TensorFlow's default", false,
                          "no model graph known: TensorFlow's inter-op default kept "
                          "(PARWIDTH_MODEL or PARWIDTH_POOLS plans it)");
@@ -248,14 +247,12 @@ void adopt_graph_of(graph::Graph* g, const std::string& source) {
                                         err + "); planning without it");
     return;
   }
-  if (!rt::options().model.empty()) {
-    rt::framework_note("tensorflow", "graph (" + source + ")", "W=" + std::to_string(sum.avg_width),
-                       false, "PARWIDTH_MODEL given; the plan keeps that model's width");
-    return;
-  }
-  if (sum.heavy == 0) {
-    rt::framework_note("tensorflow", "graph (" + source + ")", "no heavy operators", false,
-                       "nothing to plan from; plan unchanged");
+  const gov::GraphAdoption a = gov::graph_adoption(!rt::options().model.empty(), sum.heavy);
+  if (a != gov::GraphAdoption::kAdopt) {
+    rt::framework_note("tensorflow", "graph (" + source + ")",
+                       a == gov::GraphAdoption::kNoHeavy ? "no heavy operators"
+                                                         : "W=" + std::to_string(sum.avg_width),
+                       false, gov::graph_adoption_text(a));
     return;
   }
   sum.source = source;
@@ -350,7 +347,7 @@ void function_read_c(TF_Function* fn, const void* pc) {
 std::atomic<bool> g_recalled{false};
 void eager_recall() {
   if (g_recalled.exchange(true)) return;
-  if (!rt::options().model.empty() || rt::graph_known()) return;
+  if (!gov::graph_recalled(!rt::options().model.empty(), rt::graph_known())) return;
   planning::GraphSummary sum;
   std::string warning;
   const bool found = functions::recall(&sum, &warning);

@@ -167,8 +167,8 @@ int threads_for(int n, const void* caller_pc, const void* real) {
     }
     g_torch.user_threads.store(n);
     if (g_torch.noted_threads.exchange(n) == n) {
-      // Same value again (a loop): decided and written down already.
-      return rt::governing() && rt::options().override_user ? rt::plan().threads : n;
+      // Same value again (a loop): the same decision, written down already.
+      return rt::setting_decide(rt::plan().threads, n, true).value;
     }
     return user_count_decide(setting, n, rt::plan().threads, "plan threads per pool");
   } catch (...) {
@@ -252,8 +252,10 @@ bool framework_sets_omp_threads(const void* caller_pc, bool* user_explicit) {
   if (!set || !same_object(caller_pc, reinterpret_cast<const void*>(set))) return false;
   // torch passing its count on: the user's only if the user set torch's count
   // (and it is kept), or in a forked worker, where torch's 1 thread is kept.
-  *user_explicit =
-      (g_torch.user_threads.load() > 0 && !rt::options().override_user) || forked_child();
+  const int user = g_torch.user_threads.load();
+  *user_explicit = rt::setting_decide(rt::plan().threads, user, user > 0).verdict ==
+                       gov::SettingVerdict::kKeep ||
+                   forked_child();
   return true;
 }
 

@@ -149,7 +149,6 @@ void activate_on_own_stack() {
   munmap(stack, kStack);
 }
 
-
 }  // namespace
 
 bool ensure_active() {
@@ -197,7 +196,6 @@ bool graph_known() {
   std::lock_guard<std::mutex> lock(g->mu);
   return g->planned.graph.known;
 }
-
 
 bool graph_adopt(const planning::GraphSummary& graph) {
   if (!g || g->state.load(std::memory_order_acquire) != kActive) return false;

@@ -131,12 +131,15 @@ const std::vector<int>& process_cpus() {
 std::vector<int> spawn_cpus(char* const envp[]) {
   if (!g || g->state.load(std::memory_order_acquire) != kActive) return {};
   Runtime& r = *g;
-  if (envp && r.planned.local_from == "none" && env_names_a_rank(envp)) {
-    // A launcher spawning its ranks: they divide the node themselves.
-    r.launcher.store(true, std::memory_order_relaxed);
-    return r.process_cpus;
-  }
-  return r.process_mask.empty() ? r.process_cpus : r.process_mask;
+  // A launcher spawning its ranks: they divide the node themselves.
+  const bool rank = envp && r.planned.local_from == "none" && env_names_a_rank(envp);
+  if (rank) r.launcher.store(true, std::memory_order_relaxed);
+  // The exec decision (gov::exec_share) for a child: the spawning thread may
+  // be a pinned pool thread, so "as is" means the process's affinity here.
+  const bool confined = !r.process_mask.empty();
+  const gov::ExecShare d =
+      gov::exec_share(confined, g_exec.inside.load(std::memory_order_relaxed), false, rank, false);
+  return d.mask == gov::ExecShare::Mask::kShare && confined ? r.process_mask : r.process_cpus;
 }
 
 namespace {

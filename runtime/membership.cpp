@@ -188,7 +188,6 @@ void membership_note(Runtime& r, const char* what, const char* why, uint64_t t_n
   log::info(1, "node: %s (%s)", what, why);
 }
 
-
 // Whether a child process of ours runs as a rank that a launcher describes (and
 // ours does not, or this process would not be in the registry): this process is
 // a launcher (torchrun's agent, a script that starts ranks), whose ranks divide
@@ -246,7 +245,6 @@ std::string node_listing_change(Runtime& r, const std::vector<gov::NodeMember>& 
   return "; at member sample " + std::to_string(sample) +
          (gone.empty() ? std::string() : "; gone: " + gone);
 }
-
 
 }  // namespace
 

@@ -83,7 +83,7 @@ struct Runtime {
 
 // Constructs the Runtime in its static storage (on_load) and points g at it.
 Runtime* state_create();
-extern Runtime* g;       // null until on_load (and in a secure-exec process)
+extern Runtime* g;           // null until on_load (and in a secure-exec process)
 extern HookEntries g_hooks;  // registered by hooks/ at load
 
 // A CPU set that an exec hook reads without a lock (possibly in a vfork

@@ -155,6 +155,12 @@ TEST(ExecShare, Table) {
       {false, true, false, false, true, M::kShare, true, "a grandchild: still the rank's work"},
       {false, true, true, false, true, M::kShare, true, "a child that execs itself stays inside"},
       {false, true, true, true, true, M::kAffinity, false, "a rank launched from inside"},
+      // posix_spawn asks the same (runtime/child_masks.cpp spawn_cpus: never the
+      // same process, "as is" read as the process's affinity).
+      {true, false, false, false, false, M::kShare, false, "posix_spawn by a confined process"},
+      {true, false, false, true, false, M::kAffinity, false, "posix_spawn of a launcher's rank"},
+      {false, false, false, false, false, M::kAsIs, false, "posix_spawn, not confined"},
+      {false, true, false, false, false, M::kShare, false, "posix_spawn from inside a share"},
   };
   for (const Case& c : cases) {
     const ExecShare e = exec_share(c.confined, c.inside, c.same, c.rank, c.governed);
