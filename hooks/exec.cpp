@@ -16,6 +16,7 @@
 #include "hooks/real.h"
 #include "hooks/slots.h"
 #include "runtime/api.h"
+#include "topology/affinity.h"
 
 namespace pw::hooks {
 namespace {
@@ -32,9 +33,9 @@ int exec_governed(char* const envp[], Exec exec) {
   if (!rt::exec_prepare(from, &prep)) return exec(envp);
   cpu_set_t saved;
   bool restore = false;
-  if (prep.set_mask && sched_getaffinity(0, sizeof saved, &saved) == 0 &&
-      !CPU_EQUAL(&saved, &prep.mask))
-    restore = sched_setaffinity(0, sizeof prep.mask, &prep.mask) == 0;
+  // The allocation-free calls: this may run in a vfork child.
+  if (prep.set_mask && topo::affinity_get_fixed(0, &saved) == 0 && !CPU_EQUAL(&saved, &prep.mask))
+    restore = topo::affinity_set_fixed(0, prep.mask) == 0;
   char* const* use = envp;
   size_t n = 0;
   while (from && from[n]) ++n;
@@ -51,7 +52,7 @@ int exec_governed(char* const envp[], Exec exec) {
   }
   const int rc = exec(use);
   const int err = errno;
-  if (restore) sched_setaffinity(0, sizeof saved, &saved);
+  if (restore) topo::affinity_set_fixed(0, saved);
   errno = err;
   return rc;
 }

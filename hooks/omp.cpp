@@ -21,6 +21,7 @@
 #include "hooks/imports.h"
 #include "hooks/slots.h"
 #include "runtime/api.h"
+#include "topology/affinity.h"
 
 namespace pw::hooks {
 namespace {
@@ -201,16 +202,10 @@ void libomp_init_wide(const void* caller_pc) {
   if (rt::current_pool() < 0 || rt::process_cpus().empty()) return;
   auto procs = PW_REAL_AT(omp_get_num_procs, caller_pc);
   if (!procs) return;
-  cpu_set_t mine;
-  CPU_ZERO(&mine);
-  if (sched_getaffinity(0, sizeof mine, &mine) != 0) return;
-  cpu_set_t wide;
-  CPU_ZERO(&wide);
-  for (int c : rt::process_cpus())
-    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &wide);
-  if (sched_setaffinity(0, sizeof wide, &wide) != 0) return;
+  std::vector<int> mine;
+  if (topo::affinity_get(0, &mine) != 0 || topo::affinity_set(0, rt::process_cpus()) != 0) return;
   procs();
-  sched_setaffinity(0, sizeof mine, &mine);
+  topo::affinity_set(0, mine);
 }
 
 // Once per libomp runtime (a process may carry a system libomp and a wheel's

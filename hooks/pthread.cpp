@@ -18,6 +18,7 @@
 #include "hooks/omp.h"
 #include "hooks/slots.h"
 #include "runtime/api.h"
+#include "topology/affinity.h"
 
 namespace pw::hooks {
 
@@ -34,31 +35,9 @@ struct Start {
   std::string creator;
 };
 
-// A CPU set holding `cpus`, of any size (CPU_ALLOC); `set` is null when out of memory.
-struct CpuMask {
-  explicit CpuMask(const std::vector<int>& cpus) {
-    int max = 0;
-    for (int c : cpus) max = c > max ? c : max;
-    set = CPU_ALLOC(max + 1);
-    if (!set) return;
-    size = CPU_ALLOC_SIZE(max + 1);
-    CPU_ZERO_S(size, set);
-    for (int c : cpus) CPU_SET_S(c, size, set);
-  }
-  ~CpuMask() {
-    if (set) CPU_FREE(set);
-  }
-  CpuMask(const CpuMask&) = delete;
-  CpuMask& operator=(const CpuMask&) = delete;
-  cpu_set_t* set = nullptr;
-  size_t size = 0;
-};
-
 // Sets the calling thread's affinity; returns 0 or an errno.
 int pin_self(const std::vector<int>& cpus) {
-  const CpuMask m(cpus);
-  if (!m.set) return ENOMEM;
-  return sched_setaffinity(0, m.size, m.set) == 0 ? 0 : errno;
+  return topo::affinity_set(0, cpus);
 }
 
 // True if the creator gave the thread an affinity of its own in its attributes.
@@ -129,9 +108,8 @@ bool attr_copy(const pthread_attr_t* src, pthread_attr_t* dst) {
 // then starts on its core, instead of on its creator's and migrating there
 // once it runs (most of what pinning used to add to pthread_create).
 bool attr_with_cpus(const pthread_attr_t* src, const std::vector<int>& cpus, pthread_attr_t* dst) {
-  const CpuMask m(cpus);
-  if (!m.set || !attr_copy(src, dst)) return false;
-  if (pthread_attr_setaffinity_np(dst, m.size, m.set) != 0) {
+  if (cpus.empty() || !attr_copy(src, dst)) return false;
+  if (topo::affinity_attr_set(dst, cpus) != 0) {
     pthread_attr_destroy(dst);
     return false;
   }

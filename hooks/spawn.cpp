@@ -7,9 +7,12 @@
 #include <spawn.h>
 #include <unistd.h>
 
+#include <vector>
+
 #include "hooks/guard.h"
 #include "hooks/slots.h"
 #include "runtime/api.h"
+#include "topology/affinity.h"
 
 namespace pw::hooks {
 namespace {
@@ -19,26 +22,21 @@ class WidenForSpawn {
   explicit WidenForSpawn(char* const envp[]) {
     if (!rt::selected() || !rt::governing()) return;
     try {
-      cpu_set_t wide;
-      CPU_ZERO(&wide);
-      for (int c : rt::spawn_cpus(envp ? envp : environ))
-        if (c < CPU_SETSIZE) CPU_SET(c, &wide);
-      CPU_ZERO(&saved_);
-      if (CPU_COUNT(&wide) == 0 || sched_getaffinity(0, sizeof saved_, &saved_) != 0 ||
-          CPU_EQUAL(&wide, &saved_))
-        return;
-      if (sched_setaffinity(0, sizeof wide, &wide) == 0) restore_ = true;
+      const std::vector<int> wide = rt::spawn_cpus(envp ? envp : environ);
+      if (wide.empty() || topo::affinity_get(0, &saved_) != 0 || wide == saved_) return;
+      restore_ = topo::affinity_set(0, wide) == 0;
     } catch (...) {
+      // Fail open: the child starts on the calling thread's mask, as without us.
     }
   }
   ~WidenForSpawn() {
-    if (restore_) sched_setaffinity(0, sizeof saved_, &saved_);
+    if (restore_) topo::affinity_set(0, saved_);
   }
   WidenForSpawn(const WidenForSpawn&) = delete;
   WidenForSpawn& operator=(const WidenForSpawn&) = delete;
 
  private:
-  cpu_set_t saved_;
+  std::vector<int> saved_;
   bool restore_ = false;
 };
 

@@ -128,7 +128,9 @@ constexpr char kInsideShareVar[] = "PARWIDTH_INSIDE_SHARE";
 
 // What an exec hands the new program (gov::exec_share decides): the calling
 // thread's mask for it, and an environment entry naming the share. No
-// allocation, no lock, no exception: it runs in vfork children too.
+// allocation, no lock, no exception: it runs in vfork children too, so the
+// mask is a fixed cpu_set_t (the first 1024 CPUs), for topology/affinity.h's
+// allocation-free Fixed functions.
 struct ExecPrep {
   bool set_mask = false;
   cpu_set_t mask;

@@ -11,6 +11,7 @@
 
 #include "governor/process_share.h"
 #include "runtime/state.h"
+#include "topology/affinity.h"
 
 namespace pw::rt {
 
@@ -25,7 +26,8 @@ int process_move(const std::vector<int>& from, const std::vector<int>& to,
     // No /proc: at least the calling thread (at activation, the one that
     // creates the others, so they inherit it).
     std::vector<int> now;
-    return thread_affinity(0, &now) && gov::thread_follows(now, from) && thread_affinity_set(0, to)
+    return topo::affinity_get(0, &now) == 0 && gov::thread_follows(now, from) &&
+                   topo::affinity_set(0, to) == 0
                ? 1
                : 0;
   }
@@ -36,8 +38,8 @@ int process_move(const std::vector<int>& from, const std::vector<int>& to,
     const long tid = strtol(e->d_name, &end, 10);
     if (end == e->d_name || *end != '\0' || tid <= 0) continue;
     if (std::binary_search(skip.begin(), skip.end(), tid)) continue;
-    if (thread_affinity(tid, &now) && gov::thread_follows(now, from) &&
-        thread_affinity_set(tid, to))
+    if (topo::affinity_get(static_cast<pid_t>(tid), &now) == 0 && gov::thread_follows(now, from) &&
+        topo::affinity_set(static_cast<pid_t>(tid), to) == 0)
       ++moved;
   }
   closedir(d);

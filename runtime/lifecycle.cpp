@@ -16,6 +16,7 @@
 #include "runtime/functions.h"
 #include "runtime/monitor.h"
 #include "runtime/state.h"
+#include "topology/affinity.h"
 
 namespace pw::rt {
 
@@ -185,13 +186,7 @@ void on_fork_child() {
   // must not keep that narrowed mask (its children and sched_getaffinity
   // would inherit it): it gets the process's mask, the share when confined.
   const std::vector<int>& wide = r.process_mask.empty() ? r.process_cpus : r.process_mask;
-  if (t_pool >= 0 && !wide.empty()) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int c : wide)
-      if (c < CPU_SETSIZE) CPU_SET(c, &set);
-    sched_setaffinity(0, sizeof set, &set);
-  }
+  if (t_pool >= 0 && !wide.empty()) topo::affinity_set(0, wide);
   // Confined, the child's affinity already is the parent's share: it must not
   // divide it again by the launcher's local rank and size.
   if (!r.process_mask.empty()) {

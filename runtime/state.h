@@ -132,8 +132,6 @@ extern thread_local int t_pool __attribute__((tls_model("initial-exec")));
 const char* env_lookup(const char* name);
 
 // threads.cpp
-bool thread_affinity_set(long tid, const std::vector<int>& cpus);
-bool thread_affinity(long tid, std::vector<int>* out);
 void thread_ended(void* tid);
 int repin_threads(Runtime& r);
 void pins_as_they_stand(std::vector<gov::ThreadRecord>* threads);

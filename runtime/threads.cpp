@@ -7,26 +7,9 @@
 #include <cstdio>
 
 #include "runtime/state.h"
+#include "topology/affinity.h"
 
 namespace pw::rt {
-
-bool thread_affinity_set(long tid, const std::vector<int>& cpus) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int c : cpus)
-    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
-  return CPU_COUNT(&set) > 0 && sched_setaffinity(static_cast<pid_t>(tid), sizeof set, &set) == 0;
-}
-
-bool thread_affinity(long tid, std::vector<int>* out) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(static_cast<pid_t>(tid), sizeof set, &set) != 0) return false;
-  out->clear();
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) out->push_back(c);
-  return true;
-}
 
 // A governed thread exited: its pin is checked while it still runs here (a
 // thread-specific destructor runs on the exiting thread; hooks/pthread.cpp's
@@ -49,7 +32,7 @@ namespace {
 bool thread_move_to_plan(Runtime& r, gov::ThreadRecord* t, long tid) {
   const gov::Assignment a = r.registry.reassign(t->pool >= 0 ? t->pool : 0);
   std::vector<int> cpus;
-  if (!cpus_for(a, &cpus) || !thread_affinity_set(tid, cpus)) return false;
+  if (!cpus_for(a, &cpus) || !topo::affinity_set(static_cast<pid_t>(tid), cpus) == 0) return false;
   t->pool = a.pool;
   t->cpu = a.cpu;
   t->generation = a.generation;
@@ -112,7 +95,8 @@ void pins_as_they_stand(std::vector<gov::ThreadRecord>* threads) {
     if (!t.pinned || t.tid <= 0) continue;
     char path[48];
     snprintf(path, sizeof path, "/proc/self/task/%ld", t.tid);
-    if (access(path, F_OK) != 0 || !thread_affinity(t.tid, &now)) continue;
+    if (access(path, F_OK) != 0 || !topo::affinity_get(static_cast<pid_t>(t.tid), &now) == 0)
+      continue;
     pin_moved(&t, now);
   }
 }
@@ -160,7 +144,8 @@ void own_pin_check() {
   if (!g || g->state.load(std::memory_order_acquire) != kActive || own_pid() != getpid()) return;
   gov::ThreadRecord t;
   std::vector<int> now;
-  if (!g->registry.find(static_cast<long>(gettid()), &t) || !t.pinned || !thread_affinity(0, &now))
+  if (!g->registry.find(static_cast<long>(gettid()), &t) || !t.pinned ||
+      !topo::affinity_get(0, &now) == 0)
     return;
   if (pin_moved(&t, now)) g->registry.update(t);
 }
