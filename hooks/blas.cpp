@@ -301,7 +301,10 @@ int blas_user_set(const char* function, int n, const void* caller_pc, const void
 #define PW_BLAS_SET_HOOK(name, type)                                                  \
   PW_HOOK(void, name, (type n)) {                                                     \
     auto real = PW_REAL(name);                                                        \
-    if (!real) return;                                                                \
+    if (!real) {                                                                      \
+      PW_MISSING(name);                                                               \
+      return;                                                                         \
+    }                                                                                 \
     const int asked = n > 4096 ? 4096 : static_cast<int>(n);                          \
     const int v = pw::hooks::blas_user_set(#name, asked, __builtin_return_address(0), \
                                            reinterpret_cast<const void*>(real));      \

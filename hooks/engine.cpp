@@ -28,6 +28,7 @@
 #include "governor/setting.h"
 #include "graph/graph.h"
 #include "hooks/abi.h"
+#include "hooks/guard.h"
 #include "hooks/hook.h"
 #include "hooks/slots.h"
 #include "runtime/api.h"
@@ -154,14 +155,19 @@ PW_HOOK(pwe_session*, pwe_session_new,
         (const void* model, size_t size, pwe_session_options* opts, char* err, size_t errlen)) {
   auto real = PW_REAL(pwe_session_new);
   if (!real) {
+    PW_MISSING(pwe_session_new);
     if (err && errlen) err[0] = '\0';
     return nullptr;
   }
-  if (opts && model && size && pw::rt::selected() && pw::rt::ensure_active()) {
-    try {
-      pw::hooks::govern_session(model, size, opts, reinterpret_cast<const void*>(real));
-    } catch (...) {
-      // Fail open: the session is created with whatever options it has.
+  {
+    // Released before the original runs: the session's own threads are governed.
+    pw::hooks::Guard guard;
+    if (guard.entered() && opts && model && size && pw::rt::selected() && pw::rt::ensure_active()) {
+      try {
+        pw::hooks::govern_session(model, size, opts, reinterpret_cast<const void*>(real));
+      } catch (...) {
+        // Fail open: the session is created with whatever options it has.
+      }
     }
   }
   return real(model, size, opts, err, errlen);

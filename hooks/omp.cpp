@@ -176,18 +176,13 @@ void llvm_disabled_note(void* fn) {
   if (!g_llvm_child_handler.exchange(true)) pthread_atfork(nullptr, nullptr, llvm_disable_in_child);
 }
 
-bool libomp_disable(void* fn, OmpVendor vendor) {
+bool libomp_disable(void* fn, OmpVendor vendor, const void* caller_pc) {
   auto set = reinterpret_cast<void (*)(const char*)>(fn);
   if (vendor == OmpVendor::kIntel) {
     set("KMP_AFFINITY=disabled");
-    Dl_info di;
-    void* handle = nullptr;
-    if (dladdr(fn, &di) && di.dli_fname) handle = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    if (!handle) return true;
-    auto max_proc = reinterpret_cast<int (*)()>(dlsym(handle, "kmp_get_affinity_max_proc"));
-    const bool off = !max_proc || max_proc() == 0;
-    dlclose(handle);
-    return off;
+    // Found as kmp_set_defaults was (the same caller): the same runtime's.
+    auto max_proc = PW_REAL_AT(kmp_get_affinity_max_proc, caller_pc);
+    return !max_proc || max_proc() == 0;
   }
   llvm_disable(set);
   llvm_disabled_note(fn);
@@ -235,7 +230,7 @@ void libomp_first_sight(const void* caller_pc, bool at_fork) {
     if (off) {
       const OmpVendor vendor = omp_vendor_of(fn);
       const char* name = vendor == OmpVendor::kIntel ? "libiomp5" : "libomp";
-      if (libomp_disable(fn, vendor)) {
+      if (libomp_disable(fn, vendor, caller_pc)) {
         rt::framework_note(name, "KMP_AFFINITY (kmp_set_defaults)", "disabled", true,
                            "the runtime would bind every thread to the first pinned thread's "
                            "core");
@@ -339,7 +334,10 @@ using pw::hooks::omp_before_region;
 
 PW_HOOK(void, omp_set_num_threads, (int n)) {
   auto real = PW_REAL(omp_set_num_threads);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(omp_set_num_threads);
+    return;
+  }
   if (pw::rt::selected() && pw::rt::ensure_active()) {
     bool user = true;
     pw::hooks::framework_sets_omp_threads(__builtin_return_address(0), &user);
@@ -354,7 +352,7 @@ PW_HOOK(void, omp_set_num_threads, (int n)) {
 PW_HOOK(int, omp_get_max_threads, (void)) {
   omp_before_region(__builtin_return_address(0));
   auto real = PW_REAL(omp_get_max_threads);
-  return real ? real() : 1;
+  return real ? real() : (PW_MISSING(omp_get_max_threads), 1);
 }
 
 // Initialises libomp's affinity machinery (MKL's Intel threading layer asks
@@ -363,14 +361,19 @@ PW_HOOK(int, omp_get_max_threads, (void)) {
 PW_HOOK(int, omp_get_num_procs, (void)) {
   omp_before_region(__builtin_return_address(0));
   auto real = PW_REAL(omp_get_num_procs);
-  return real ? real() : 1;
+  return real ? real() : (PW_MISSING(omp_get_num_procs), 1);
 }
 
 // The compiler-facing entry points: apply the cap, then the original, unchanged.
 #define PW_GOMP_HOOK(name, params, args)            \
   PW_HOOK(void, name, params) {                     \
     omp_before_region(__builtin_return_address(0)); \
-    PW_REAL(name) args;                             \
+    auto real = PW_REAL(name);                      \
+    if (!real) {                                    \
+      PW_MISSING(name);                             \
+      return;                                       \
+    }                                               \
+    real args;                                      \
   }
 
 PW_GOMP_HOOK(GOMP_parallel, (void (*fn)(void*), void* data, unsigned n, unsigned flags),
@@ -412,5 +415,6 @@ PW_GOMP_HOOK(GOMP_parallel_loop_maybe_nonmonotonic_runtime,
 PW_HOOK(unsigned, GOMP_parallel_reductions,
         (void (*fn)(void*), void* data, unsigned n, unsigned flags)) {
   omp_before_region(__builtin_return_address(0));
-  return PW_REAL(GOMP_parallel_reductions)(fn, data, n, flags);
+  auto real = PW_REAL(GOMP_parallel_reductions);
+  return real ? real(fn, data, n, flags) : (PW_MISSING(GOMP_parallel_reductions), 0u);
 }

@@ -268,7 +268,10 @@ void patch(const ApiBase* base) {
 
 PW_HOOK(const OrtApiBase*, OrtGetApiBase, (void)) {
   auto real = PW_REAL(OrtGetApiBase);
-  if (!real) return nullptr;
+  if (!real) {
+    PW_MISSING(OrtGetApiBase);
+    return nullptr;
+  }
   const OrtApiBase* base = real();
   pw::hooks::Guard guard;
   if (guard.entered()) {

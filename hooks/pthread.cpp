@@ -154,10 +154,6 @@ void* trampoline(void* p) {
 
 }  // namespace
 
-counters::ThreadCreateFn real_pthread_create() {
-  return PW_REAL_AT(pthread_create, nullptr);
-}
-
 bool called_from_main_program(const void* pc) {
   struct dl_find_object o;
   if (_dl_find_object(const_cast<void*>(pc), &o) != 0 || !o.dlfo_link_map) return false;
@@ -249,7 +245,7 @@ PW_HOOK(int, pthread_create,
         (pthread_t * thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg)) {
   const void* caller = __builtin_return_address(0);
   auto real = PW_REAL_AT(pthread_create, caller);
-  if (!real) return EAGAIN;
+  if (!real) return PW_MISSING(pthread_create);
   if (pw::rt::selected()) pw::hooks::main_program_sweep(caller);
   Guard guard;
   if (!guard.entered() || !pw::rt::selected() || !pw::rt::ensure_active())

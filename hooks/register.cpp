@@ -2,6 +2,7 @@
 // runtime/ never includes or calls into hooks/.
 #include "hooks/omp.h"
 #include "hooks/real.h"
+#include "hooks/slots.h"
 #include "runtime/api.h"
 
 namespace {
@@ -13,8 +14,12 @@ namespace {
 // object by reading the loaded objects' symbol tables (hooks/real.h).
 __attribute__((constructor(101))) void hooks_register_at_load() {
   pw::hooks::bind_all();
-  pw::rt::hooks_register({pw::hooks::omp_on_activate, pw::hooks::real_pthread_create,
-                          pw::hooks::bind_exec, pw::hooks::real_lookups});
+  // The monitor's threads are parwidth's own: made with the original, not governed.
+  constexpr pw::counters::ThreadCreateFn (*thread_create)() = [] {
+    return static_cast<pw::counters::ThreadCreateFn>(PW_REAL_AT(pthread_create, nullptr));
+  };
+  pw::rt::hooks_register(
+      {pw::hooks::omp_on_activate, thread_create, pw::hooks::bind_exec, pw::hooks::real_lookups});
 }
 
 }  // namespace

@@ -20,7 +20,8 @@ namespace {
 class WidenForSpawn {
  public:
   explicit WidenForSpawn(char* const envp[]) {
-    if (!rt::selected() || !rt::governing()) return;
+    Guard guard;  // only while the child's mask is decided: the spawn itself is the host's
+    if (!guard.entered() || !rt::selected() || !rt::governing()) return;
     try {
       const std::vector<int> wide = rt::spawn_cpus(envp ? envp : environ);
       if (wide.empty() || topo::affinity_get(0, &saved_) != 0 || wide == saved_) return;
@@ -46,13 +47,17 @@ class WidenForSpawn {
 PW_HOOK(int, posix_spawn,
         (pid_t * pid, const char* path, const posix_spawn_file_actions_t* actions,
          const posix_spawnattr_t* attr, char* const argv[], char* const envp[])) {
+  auto real = PW_REAL(posix_spawn);
+  if (!real) return PW_MISSING(posix_spawn);
   pw::hooks::WidenForSpawn widen(envp);
-  return PW_REAL(posix_spawn)(pid, path, actions, attr, argv, envp);
+  return real(pid, path, actions, attr, argv, envp);
 }
 
 PW_HOOK(int, posix_spawnp,
         (pid_t * pid, const char* file, const posix_spawn_file_actions_t* actions,
          const posix_spawnattr_t* attr, char* const argv[], char* const envp[])) {
+  auto real = PW_REAL(posix_spawnp);
+  if (!real) return PW_MISSING(posix_spawnp);
   pw::hooks::WidenForSpawn widen(envp);
-  return PW_REAL(posix_spawnp)(pid, file, actions, attr, argv, envp);
+  return real(pid, file, actions, attr, argv, envp);
 }

@@ -415,13 +415,16 @@ T* fresh_options(T* o) {
 
 PW_HOOK(TF_SessionOptions*, TF_NewSessionOptions, (void)) {
   auto real = PW_REAL(TF_NewSessionOptions);
-  return real ? fresh_options(real()) : nullptr;
+  return real ? fresh_options(real()) : (PW_MISSING(TF_NewSessionOptions), nullptr);
 }
 
 PW_HOOK(void, TF_SetConfig,
         (TF_SessionOptions * options, const void* proto, size_t proto_len, TF_Status* status)) {
   auto real = PW_REAL(TF_SetConfig);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(TF_SetConfig);
+    return;
+  }
   {
     // Inside TFE_ContextOptionsSetConfig (which calls this) the guard is held.
     Guard guard;
@@ -438,7 +441,10 @@ PW_HOOK(void, TF_SetConfig,
 PW_HOOK(TF_Session*, TF_NewSession,
         (TF_Graph * graph, const TF_SessionOptions* opts, TF_Status* status)) {
   auto real = PW_REAL(TF_NewSession);
-  if (!real) return nullptr;
+  if (!real) {
+    PW_MISSING(TF_NewSession);
+    return nullptr;
+  }
   const void* pc = __builtin_return_address(0);
   {
     Guard guard;
@@ -459,7 +465,10 @@ PW_HOOK(TF_Session*, TF_LoadSessionFromSavedModel,
          const char* export_dir, const char* const* tags, int tags_len, TF_Graph* graph,
          TF_Buffer* meta_graph_def, TF_Status* status)) {
   auto real = PW_REAL(TF_LoadSessionFromSavedModel);
-  if (!real) return nullptr;
+  if (!real) {
+    PW_MISSING(TF_LoadSessionFromSavedModel);
+    return nullptr;
+  }
   const void* pc = __builtin_return_address(0);
   {
     Guard guard;
@@ -482,13 +491,16 @@ PW_HOOK(TF_Session*, TF_LoadSessionFromSavedModel,
 
 PW_HOOK(TFE_ContextOptions*, TFE_NewContextOptions, (void)) {
   auto real = PW_REAL(TFE_NewContextOptions);
-  return real ? fresh_options(real()) : nullptr;
+  return real ? fresh_options(real()) : (PW_MISSING(TFE_NewContextOptions), nullptr);
 }
 
 PW_HOOK(void, TFE_ContextOptionsSetConfig,
         (TFE_ContextOptions * options, const void* proto, size_t proto_len, TF_Status* status)) {
   auto real = PW_REAL(TFE_ContextOptionsSetConfig);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(TFE_ContextOptionsSetConfig);
+    return;
+  }
   const void* pc = __builtin_return_address(0);
   Guard guard;  // held through the real call: its inner TF_SetConfig is not the program's
   std::string combined;
@@ -520,7 +532,10 @@ PW_HOOK(void, TFE_ContextOptionsSetConfig,
 
 PW_HOOK(TFE_Context*, TFE_NewContext, (const TFE_ContextOptions* opts, TF_Status* status)) {
   auto real = PW_REAL(TFE_NewContext);
-  if (!real) return nullptr;
+  if (!real) {
+    PW_MISSING(TFE_NewContext);
+    return nullptr;
+  }
   const void* pc = __builtin_return_address(0);
   {
     Guard guard;
@@ -555,7 +570,10 @@ PW_HOOK(TFE_Context*, TFE_NewContext, (const TFE_ContextOptions* opts, TF_Status
 PW_HOOK(void, TFE_ContextAddFunctionDef,
         (TFE_Context * ctx, const char* serialized_function_def, size_t size, TF_Status* status)) {
   auto real = PW_REAL(TFE_ContextAddFunctionDef);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(TFE_ContextAddFunctionDef);
+    return;
+  }
   const void* pc = __builtin_return_address(0);
   real(ctx, serialized_function_def, size, status);
   Guard guard;
@@ -571,7 +589,10 @@ PW_HOOK(void, TFE_ContextAddFunctionDef,
 PW_HOOK(void, TFE_ContextAddFunction,
         (TFE_Context * ctx, TF_Function* function, TF_Status* status)) {
   auto real = PW_REAL(TFE_ContextAddFunction);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(TFE_ContextAddFunction);
+    return;
+  }
   const void* pc = __builtin_return_address(0);
   real(ctx, function, status);
   Guard guard;
@@ -596,7 +617,7 @@ PW_HOOK(void, PW_TF_THREADPOOL,
          bool low_latency_hint, void* allocator)) {
   auto real = PW_REAL(PW_TF_THREADPOOL);
   if (!real) {
-    pw::rt::warn_once("tf-pool", "tensorflow: tsl::thread::ThreadPool has no original; aborting");
+    PW_MISSING(PW_TF_THREADPOOL);  // a constructor cannot fail: the object would be garbage
     abort();
   }
   int saved_pool = -1;

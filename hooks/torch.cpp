@@ -264,7 +264,10 @@ bool framework_sets_omp_threads(const void* caller_pc, bool* user_explicit) {
 PW_HOOK(void, _ZN2at16init_num_threadsEv, (void)) {
   const void* caller = __builtin_return_address(0);
   auto real = PW_REAL(_ZN2at16init_num_threadsEv);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(_ZN2at16init_num_threadsEv);
+    return;
+  }
   pw::hooks::t_in_init = true;
   real();
   pw::hooks::t_in_init = false;
@@ -274,21 +277,30 @@ PW_HOOK(void, _ZN2at16init_num_threadsEv, (void)) {
 PW_HOOK(void, _ZN2at15set_num_threadsEi, (int nthreads)) {
   const void* caller = __builtin_return_address(0);
   auto real = PW_REAL(_ZN2at15set_num_threadsEi);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(_ZN2at15set_num_threadsEi);
+    return;
+  }
   real(pw::hooks::threads_for(nthreads, caller, reinterpret_cast<const void*>(real)));
 }
 
 PW_HOOK(void, _ZN2at23set_num_interop_threadsEi, (int nthreads)) {
   const void* caller = __builtin_return_address(0);
   auto real = PW_REAL(_ZN2at23set_num_interop_threadsEi);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(_ZN2at23set_num_interop_threadsEi);
+    return;
+  }
   real(pw::hooks::interop_for(nthreads, caller, reinterpret_cast<const void*>(real)));
 }
 
 PW_HOOK(void, _ZN2at6launchESt8functionIFvvEE, (std::function<void()> func)) {
   const void* caller = __builtin_return_address(0);
   auto real = PW_REAL(_ZN2at6launchESt8functionIFvvEE);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(_ZN2at6launchESt8functionIFvvEE);
+    return;
+  }
   pw::hooks::before_launch(caller);
   real(std::move(func));
 }
