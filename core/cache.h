@@ -5,7 +5,9 @@
 // most a size cap; they are written atomically (a 0600 temporary file in the
 // same directory, O_EXCL|O_NOFOLLOW, then rename), so a reader sees a whole
 // old file or a whole new one, never a mix. The directory is made 0700 and
-// refused when it is a symlink or another user's. Nothing here throws.
+// refused when it is a symlink or another user's. Failures are returned
+// (false, or a warning line), never thrown; only running out of memory throws
+// (std::bad_alloc, from the strings), which the runtime's callers catch.
 #pragma once
 
 #include <cstdint>
@@ -49,15 +51,15 @@ bool dir_make(const std::string& dir, std::string* why);
 bool file_write_atomic(const std::string& dir, const std::string& name, const std::string& text,
                        std::string* why);
 
-// The machine model for this budget: the stored calibration when there is a
-// valid one, else the built-in model. *warning is set (one line) when a file
-// exists but is corrupt, foreign, for another budget, stale, or unreadable;
-// *found says whether a valid calibration was used.
 // The CPU's traits for the built-in model (governor/machine_model.h): this
 // CPU's, from /proc/cpuinfo, for this machine; none for a described one
 // (synthetic or XML topology), which is not this CPU.
 gov::CpuTraits cpu_traits(const topo::Machine& m);
 
+// The machine model for this budget: the stored calibration when there is a
+// valid one, else the built-in model. *warning is set (one line) when a file
+// exists but is corrupt, foreign, for another budget, stale, or unreadable;
+// *found says whether a valid calibration was used.
 gov::MachineModel calibration_load(const std::string& dir, const std::string& machine,
                                    const std::string& budget, int cores, const gov::CpuTraits& cpu,
                                    int64_t now, bool* found, std::string* warning);

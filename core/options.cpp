@@ -82,10 +82,12 @@ constexpr Word<Mode> kModeWords[] = {
     {"off", Mode::kOff, true}, {"observe", Mode::kObserve, true}, {"govern", Mode::kGovern, true}};
 constexpr Word<Pin> kPinWords[] = {
     {"none", Pin::kNone, true}, {"pool", Pin::kPool, true}, {"core", Pin::kCore, true}};
-constexpr Word<Papi> kPapiWords[] = {
-    {"auto", Papi::kAuto, true}, {"on", Papi::kOn, true},   {"off", Papi::kOff, true},
-    {"1", Papi::kOn, false},     {"yes", Papi::kOn, false}, {"true", Papi::kOn, false},
-    {"0", Papi::kOff, false},    {"no", Papi::kOff, false}, {"false", Papi::kOff, false}};
+constexpr Word<PapiMode> kPapiWords[] = {
+    {"auto", PapiMode::kAuto, true}, {"on", PapiMode::kOn, true},
+    {"off", PapiMode::kOff, true},   {"1", PapiMode::kOn, false},
+    {"yes", PapiMode::kOn, false},   {"true", PapiMode::kOn, false},
+    {"0", PapiMode::kOff, false},    {"no", PapiMode::kOff, false},
+    {"false", PapiMode::kOff, false}};
 constexpr Word<gov::PlanMode> kPlanWords[] = {{"auto", gov::PlanMode::kAuto, true},
                                               {"measured", gov::PlanMode::kMeasured, true},
                                               {"model", gov::PlanMode::kModel, true},

@@ -14,7 +14,7 @@ namespace pw::opt {
 
 enum class Mode { kOff, kObserve, kGovern };
 enum class Pin { kNone, kPool, kCore };
-enum class Papi { kOff, kAuto, kOn };
+enum class PapiMode { kOff, kAuto, kOn };
 
 struct Options {
   Mode mode = Mode::kGovern;
@@ -35,10 +35,11 @@ struct Options {
   bool override_user = false;
   int local_rank = -1;  // -1 = from the launcher
   int local_size = -1;
-  std::string cgroup;       // the cgroup directory to read instead of this process's
-  Papi papi = Papi::kAuto;  // PAPI counters for the monitor (off: /proc only; see options.cpp)
-  bool node = true;         // join the node registry when no launcher describes the process
-  std::string node_dir;     // the registry directory; "" = /dev/shm/parwidth-<uid> (or /tmp)
+  std::string cgroup;  // the cgroup directory to read instead of this process's
+  PapiMode papi =
+      PapiMode::kAuto;   // PAPI counters for the monitor (off: /proc only; see options.cpp)
+  bool node = true;      // join the node registry when no launcher describes the process
+  std::string node_dir;  // the registry directory; "" = /dev/shm/parwidth-<uid> (or /tmp)
   gov::PlanMode plan = gov::PlanMode::kAuto;  // which plan sources to try
   int node_idle_ms = 3000;                    // a member idle this long leaves the registry
 };

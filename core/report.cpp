@@ -182,7 +182,7 @@ std::string report_text(const Input& in) {
       .value(static_cast<long long>(in.originals_looked_up))
       .end_object();
   w.key("frameworks").begin_array();
-  for (const Framework& f : in.frameworks) {
+  for (const FrameworkNote& f : in.frameworks) {
     w.begin_object();
     w.key("name").value(f.name);
     w.key("setting").value(f.setting);
@@ -193,7 +193,7 @@ std::string report_text(const Input& in) {
   }
   w.end_array();
   w.key("pools").begin_array();
-  for (const Pool& pool : in.pools) {
+  for (const PoolNote& pool : in.pools) {
     w.begin_object();
     w.key("library").value(pool.library);
     w.key("object").value(pool.object);

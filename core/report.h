@@ -8,21 +8,26 @@
 #include "core/options.h"
 #include "core/planning.h"
 #include "governor/graph_width.h"
-#include "governor/registry.h"
+#include "governor/thread_table.h"
 
 namespace pw::report {
 
-struct Framework {
+// A framework's or runtime's setting that was applied or left alone.
+struct FrameworkNote {
   std::string name, setting, value;
-  bool applied;
+  bool applied = false;
   std::string why;
 };
 
-struct Pool {
-  std::string library, object;
-  int before, after;
-  std::string set_by;
-  bool applied;
+// A thread pool of a library beside the frameworks' (a BLAS library's):
+// where it was found, its size before and after, and who set it.
+struct PoolNote {
+  std::string library;  // "openblas", "mkl", "blis"
+  std::string object;   // the file that defines it
+  int before = -1;      // -1: unknown
+  int after = -1;
+  std::string set_by;  // "parwidth", "library default", "user: ..."
+  bool applied = false;
   std::string why;
 };
 
@@ -39,8 +44,8 @@ struct Input {
   // each (hook, object) pair once while nothing is unloaded; the rest are cached).
   unsigned long long originals_looked_up = 0;
   int omp_cap = 0;
-  std::vector<Framework> frameworks;
-  std::vector<Pool> pools;
+  std::vector<FrameworkNote> frameworks;
+  std::vector<PoolNote> pools;
   std::vector<std::string> warnings;
   std::string monitor_json;          // empty = null
   std::string functions_json;        // TF2 function graphs seen; empty = []
@@ -54,10 +59,10 @@ std::string report_text(const Input& in);
 // The budget and plan objects (also used by `parwidth plan --json`).
 std::string budget_json(const topo::Budget& b);
 std::string plan_json(const gov::Plan& p);
-// The graph object, or "null" when no graph is known.
 // The width statistics' fields (heavy ... span_flops) into an open JSON object.
 void width_fields(json::Writer* w, const gov::GraphWidth& g);
 
+// The graph object, or "null" when no graph is known.
 std::string graph_json(const planning::GraphSummary& g);
 
 // A graph's statistics (and its subgraphs') as one JSON object: `parwidth width --json`.

@@ -1,16 +1,17 @@
 // hooks/hook: the one way to declare an interposed function and name the original.
 //
-// How to add a hook (three local edits):
+// How to add a hook (three local edits, and its test):
 //   1. In a hooks/*.cpp:   PW_HOOK(ret, name, (params...)) { ... PW_REAL(name)(args...) ... }
 //      The signature is checked against the hook's declared type (hooks/abi.h
 //      for names no system header declares): a wrong one does not compile.
 //   2. In hooks/bind_list.h: one PW_BIND(name, glibc version or nullptr,
 //      kRequired or kOptional) line.
-//   3. In hooks/exports.map: the name, so the version script exports it; and a test.
+//   3. In hooks/exports.map: the name, so the version script exports it.
 // To call a host function without interposing it (TF_NewStatus, kmp_set_defaults):
 // its prototype in hooks/abi.h, one PW_CALL line in hooks/call_list.h, and
-// PW_REAL_AT(name, pc) where it is called. There is no other way to reach an
-// original: PW_REAL(name) is PW_REAL_AT(name, the hook's caller).
+// PW_REAL_AT(name, pc) where it is called. Nothing in hooks/ reaches an
+// original another way (no dlsym in a hook): PW_REAL(name) is
+// PW_REAL_AT(name, the hook's caller).
 //
 // PW_REAL(name) is always the original: for a globally visible definition it
 // is bound once (RTLD_NEXT, versioned where glibc versions the symbol); for a

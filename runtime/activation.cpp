@@ -57,7 +57,7 @@ void activate() {
   gov::PinMode pin = r.opt.pin == opt::Pin::kNone   ? gov::PinMode::kNone
                      : r.opt.pin == opt::Pin::kPool ? gov::PinMode::kPool
                                                     : gov::PinMode::kCore;
-  r.registry.reset(r.planned.plan, pin);
+  r.threads.reset(r.planned.plan, pin);
   if (!r.thread_key_made) r.thread_key_made = pthread_key_create(&r.thread_key, thread_ended) == 0;
 
   // OpenMP: the team cap is the plan's threads per pool, unless the user set
@@ -93,25 +93,25 @@ void activate() {
   if (r.opt.monitor) {
     // PAPI's verdict is kept beside the machine for the next process of this boot.
     const std::string& dir = r.planned.boot_dir;
-    const bool keep = r.opt.papi != opt::Papi::kOff && !dir.empty();
+    const bool keep = r.opt.papi != opt::PapiMode::kOff && !dir.empty();
     std::string verdict, unused;
     if (keep) cache::file_read_capped(dir + "/papi.txt", 4096, &verdict, &unused);
     const std::string kept = verdict;
-    monitor::Hooks h{g_hooks.thread_create ? g_hooks.thread_create() : nullptr,
-                     &r.registry,
-                     omp_cap_set,
-                     r.opt.mode == opt::Mode::kGovern,
-                     r.opt.papi != opt::Papi::kOff,
-                     r.node_member ? node_tick : nullptr,
-                     keep ? &verdict : nullptr};
+    monitor::Setup setup{g_hooks.thread_create ? g_hooks.thread_create() : nullptr,
+                         &r.threads,
+                         omp_cap_set,
+                         r.opt.mode == opt::Mode::kGovern,
+                         r.opt.papi != opt::PapiMode::kOff,
+                         r.node_member ? node_tick : nullptr,
+                         keep ? &verdict : nullptr};
     const topo::Budget& b = r.planned.budget;
     const double cpus =
         b.quota_cpus > 0 && b.quota_cpus < b.cores ? b.quota_cpus : static_cast<double>(b.cores);
-    monitor::start(h, r.opt.monitor_ms, cpus, r.omp_cap.load());
+    monitor::start(setup, r.opt.monitor_ms, cpus, r.omp_cap.load());
     if (keep && !verdict.empty() && verdict != kept)
       cache::file_write_atomic(dir, "papi.txt", verdict, &unused);
     std::string papi_why;
-    if (r.opt.papi == opt::Papi::kOn && !monitor::papi_in_use(&papi_why))
+    if (r.opt.papi == opt::PapiMode::kOn && !monitor::papi_in_use(&papi_why))
       warn_once("papi", "PARWIDTH_PAPI=on: PAPI counters not used (" + papi_why +
                             "); the monitor watches /proc alone");
   }
@@ -188,7 +188,7 @@ void omp_cap_set(int cap) {
 }
 
 const gov::Plan& plan() {
-  return g->registry.plan();
+  return g->threads.plan();
 }
 
 bool graph_known() {
@@ -219,7 +219,7 @@ bool graph_adopt(const planning::GraphSummary& graph) {
     r.planned.calibration_found = found;
     r.planned.plan = p;
   }
-  r.registry.replan(p);
+  r.threads.replan(p);
   if (r.omp_cap.load() > 0) omp_cap_set(p.threads);
   return true;
 }

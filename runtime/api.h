@@ -11,8 +11,9 @@
 
 #include "core/options.h"
 #include "core/planning.h"
-#include "governor/registry.h"
+#include "core/report.h"
 #include "governor/setting.h"
+#include "governor/thread_table.h"
 #include "runtime/monitor.h"
 
 namespace pw::rt {
@@ -71,17 +72,9 @@ bool graph_adopt(const planning::GraphSummary& graph);
 // A framework/runtime setting that was applied or left alone, for the report.
 void framework_note(const std::string& name, const std::string& setting, const std::string& value,
                     bool applied, const std::string& why);
-// A thread pool of a library beside the frameworks' (a BLAS library's):
-// where it was found, its size before and after, and who set it.
-struct PoolNote {
-  std::string library;  // "openblas", "mkl", "blis"
-  std::string object;   // the file that defines it
-  int before = -1;      // -1: unknown
-  int after = -1;
-  std::string set_by;  // "parwidth", "library default", "user: ..."
-  bool applied = false;
-  std::string why;
-};
+// A thread pool of a library beside the frameworks' (a BLAS library's), as
+// the report lists it.
+using PoolNote = report::PoolNote;
 void pool_note(const PoolNote& n);
 // A framework is creating thread pools that it cannot resize later (a
 // TensorFlow session or eager context, an ONNX Runtime session): the

@@ -78,7 +78,7 @@ int process_confine(Runtime& r, const std::vector<int>& mask) {
   r.process_mask = mask;
   if (!mask.empty()) exec_state_update(r);
   std::vector<long> pinned;
-  for (const gov::ThreadRecord& t : r.registry.live())
+  for (const gov::ThreadRecord& t : r.threads.live())
     if (t.pinned) pinned.push_back(t.tid);
   std::sort(pinned.begin(), pinned.end());
   const int moved = process_move(from, to, pinned);

@@ -117,15 +117,15 @@ void on_exit() {
   in.active = s == kActive;
   in.fail_reason = r.fail_reason;
   in.planned = s == kActive ? &r.planned : nullptr;
-  in.threads = r.registry.snapshot();
+  in.threads = r.threads.snapshot();
   if (s == kActive) {
     try {
       pins_as_they_stand(&in.threads);
     } catch (...) {
     }
   }
-  in.threads_ended = r.registry.ended();
-  in.threads_unlisted = r.registry.ended_unlisted();
+  in.threads_ended = r.threads.ended();
+  in.threads_unlisted = r.threads.ended_unlisted();
   in.originals_looked_up = g_hooks.real_lookups ? g_hooks.real_lookups() : 0;
   in.omp_cap = r.omp_cap.load();
   in.forked_child = r.forked_child;
@@ -134,10 +134,8 @@ void on_exit() {
   in.function_memory_json = functions::memory_json();
   {
     std::lock_guard<std::mutex> lock(r.mu);
-    for (const FrameworkNote& f : r.frameworks)
-      in.frameworks.push_back({f.name, f.setting, f.value, f.applied, f.why});
-    for (const PoolNote& p : r.pools)
-      in.pools.push_back({p.library, p.object, p.before, p.after, p.set_by, p.applied, p.why});
+    in.frameworks = r.frameworks;
+    in.pools = r.pools;
     in.warnings = r.warnings;
     // Never activated: not said on stderr, but the report lists them.
     if (s != kActive && s != kFailed) in.warnings = r.load_warnings;
@@ -205,7 +203,7 @@ void on_fork_child() {
   r.fail_reason.clear();
   // Another thread may have held the registry's lock at fork(): start afresh
   // rather than lock it (what the old one holds is small and stays behind).
-  new (&r.registry) gov::ThreadRegistry();
+  new (&r.threads) gov::ThreadTable();
   new (&r.repin_mu) std::mutex();  // likewise: the monitor may have held it
   r.omp_cap.store(0);
   r.omp_gen.fetch_add(1);

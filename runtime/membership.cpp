@@ -81,7 +81,7 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation,
     r.planned.plan = p;
   }
   if (at_activation) return;
-  r.registry.replan(p);
+  r.threads.replan(p);
   if (r.omp_capping) omp_cap_set(p.threads);
   const int moved = repin_threads(r);
   if (process_confines(r)) {
@@ -108,7 +108,7 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation,
 void node_entry_refresh(Runtime& r, uint64_t t_ns) {
   if (!r.node.published()) return;
   gov::NodeMember self = r.node.self();
-  const gov::Plan& p = r.registry.plan();
+  const gov::Plan& p = r.threads.plan();
   const int pools = static_cast<int>(p.core_sets.size());
   const int verdict = monitor::oversubscribed_now();
   const bool plan_same = self.pools == pools && self.intra == p.threads;
@@ -257,7 +257,7 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
     gov::MembershipInput in;
     in.t_ns = t_ns;
     in.busy_cpus = busy_cpus;
-    in.parallel = r->registry.any();  // a pool thread exists (or existed)
+    in.parallel = r->threads.any();  // a pool thread exists (or existed)
     in.launcher = r->launcher.load(std::memory_order_relaxed);
     gov::MembershipConfig c;
     c.idle_leave_ns = static_cast<uint64_t>(r->opt.node_idle_ms) * 1000000ull;

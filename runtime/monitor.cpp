@@ -19,7 +19,7 @@ namespace {
 struct State {
   counters::Sampler sampler;
   gov::OversubDetector detector{gov::OversubConfig{}};
-  Hooks hooks{};
+  Setup setup{};
   bool started = false;
   uint64_t t0 = 0;
   std::mutex mu;  // actions
@@ -63,12 +63,12 @@ bool assigned_set(const gov::ThreadRecord& r, const gov::Plan& plan, cpu_set_t* 
 // own binding, a user's taskset) put them there after we did. Returns their current masks.
 std::vector<std::pair<long, cpu_set_t>> strays_of(const counters::Sample& s) {
   std::vector<std::pair<long, cpu_set_t>> out;
-  const gov::Plan& plan = g->hooks.registry->plan();
+  const gov::Plan& plan = g->setup.threads->plan();
   for (size_t i = 0; i < s.n_thread; ++i) {
     const counters::ThreadStat& t = s.thread[i];
     if (!t.have_allowed) continue;
     gov::ThreadRecord r;
-    if (!g->hooks.registry->find(t.tid, &r)) continue;
+    if (!g->setup.threads->find(t.tid, &r)) continue;
     cpu_set_t want;
     if (!assigned_set(r, plan, &want)) continue;
     if (gov::thread_is_stray(t.allowed, t.cpu, want)) out.emplace_back(t.tid, t.allowed);
@@ -78,8 +78,8 @@ std::vector<std::pair<long, cpu_set_t>> strays_of(const counters::Sample& s) {
 
 void on_sample(const counters::Sample& s, void*) {
   if (g->t0 == 0) g->t0 = s.t_ns - s.dt_ns;
-  if (g->hooks.tick)
-    g->hooks.tick(s.t_ns - g->t0, s.dt_ns ? static_cast<double>(s.cpu_time_ns + s.runq_wait_ns) /
+  if (g->setup.tick)
+    g->setup.tick(s.t_ns - g->t0, s.dt_ns ? static_cast<double>(s.cpu_time_ns + s.runq_wait_ns) /
                                                 static_cast<double>(s.dt_ns)
                                           : 0);
   if (g->rebudget.exchange(false))
@@ -124,11 +124,11 @@ void on_sample(const counters::Sample& s, void*) {
   gov::OversubAction a[gov::kMaxActions];
   const size_t n = g->detector.step(o, a, gov::kMaxActions);
   for (size_t i = 0; i < n; ++i) {
-    if (g->hooks.apply) {
+    if (g->setup.apply) {
       switch (a[i].kind) {
         case gov::ActionKind::kLowerOmpCap:
         case gov::ActionKind::kRaiseOmpCap:
-          g->hooks.omp_cap_set(a[i].new_cap);
+          g->setup.omp_cap_set(a[i].new_cap);
           break;
         default:
           break;
@@ -160,7 +160,7 @@ void hardware_counters_write(json::Writer& w, const Counters& c) {
 
 }  // namespace
 
-void start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap) {
+void start(const Setup& setup, int period_ms, double budget_cpus, int omp_cap) {
   if (!g) g = new (g_storage) State();
   if (g->started) return;
   gov::OversubConfig cfg;
@@ -168,12 +168,12 @@ void start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap) {
   cfg.omp_cap = omp_cap;
   g->detector.~OversubDetector();
   new (&g->detector) gov::OversubDetector(cfg);
-  g->hooks = h;
+  g->setup = setup;
   counters::SamplerOptions o;
   o.period_ms = static_cast<unsigned>(period_ms);
-  o.use_papi = h.use_papi;
-  o.papi_verdict = h.papi_verdict;
-  if (g->sampler.start(o, h.create, on_sample, nullptr) != counters::Status::kOk) {
+  o.use_papi = setup.use_papi;
+  o.papi_verdict = setup.papi_verdict;
+  if (g->sampler.start(o, setup.create, on_sample, nullptr) != counters::Status::kOk) {
     log::warn("cannot start the monitor thread; running without it");
     return;
   }
@@ -202,7 +202,7 @@ void resume_sampler() {
   if (!g || !g->started) return;
   std::lock_guard<std::mutex> lock(g->life);
   if (g->paused == 0 || --g->paused > 0) return;
-  if (g->sampler.start(g->options, g->hooks.create, on_sample, nullptr) != counters::Status::kOk) {
+  if (g->sampler.start(g->options, g->setup.create, on_sample, nullptr) != counters::Status::kOk) {
     log::warn("cannot restart the monitor thread; running without it");
     return;
   }

@@ -6,13 +6,13 @@
 #include <string>
 
 #include "counters/counters.h"
-#include "governor/registry.h"
+#include "governor/thread_table.h"
 
 namespace pw::monitor {
 
-struct Hooks {
+struct Setup {
   counters::ThreadCreateFn create;  // the real pthread_create: the sampler is not governed
-  gov::ThreadRegistry* registry;    // tid -> assigned core set, for strays (never null)
+  gov::ThreadTable* threads;        // tid -> assigned core set, for strays (never null)
   void (*omp_cap_set)(int cap);     // later OpenMP regions use this team cap
   bool apply;                       // govern: apply actions; observe: only record them
   bool use_papi;  // PARWIDTH_PAPI auto/on: counters opened by monitor::start on the
@@ -29,7 +29,7 @@ struct Hooks {
 
 // Starts the sampler thread. budget_cpus: the cores (or quota) of the budget;
 // omp_cap: the planned team cap (0 = OpenMP not capped).
-void start(const Hooks& h, int period_ms, double budget_cpus, int omp_cap);
+void start(const Setup& setup, int period_ms, double budget_cpus, int omp_cap);
 // A framework started thread pools that cannot be resized at run time (a
 // TensorFlow or ONNX Runtime session's): from the next
 // sample on, the detector's advice says so. Callable from any thread, also

@@ -8,7 +8,7 @@ namespace pw::rt {
 void framework_note(const std::string& name, const std::string& setting, const std::string& value,
                     bool applied, const std::string& why) {
   std::lock_guard<std::mutex> lock(g->mu);
-  g->frameworks.push_back({name, setting, value, why, applied});
+  g->frameworks.push_back({name, setting, value, applied, why});
 }
 
 void pool_note(const PoolNote& n) {

@@ -17,17 +17,12 @@
 #include "core/options.h"
 #include "core/planning.h"
 #include "governor/membership.h"
-#include "governor/registry.h"
+#include "governor/thread_table.h"
 #include "runtime/api.h"
 
 namespace pw::rt {
 
 enum State : int { kUnselected, kInactive, kActivating, kActive, kFailed };
-
-struct FrameworkNote {
-  std::string name, setting, value, why;
-  bool applied;
-};
 
 // Never destroyed: threads may still run hooks while the process exits.
 struct Runtime {
@@ -40,7 +35,7 @@ struct Runtime {
   bool have_machine = false;
   planning::Planned planned;
   std::string fail_reason;
-  gov::ThreadRegistry registry;
+  gov::ThreadTable threads;  // the governed threads and their pools and cores
   // Held while pinned threads move to a new plan: the monitor's repin_threads
   // against a thread that starts meanwhile and catches up (thread_catch_up).
   std::mutex repin_mu;
@@ -54,7 +49,7 @@ struct Runtime {
   // The notes, pools and warnings; and `planned`, which the monitor thread
   // (node_apply) and a framework hook (graph_adopt) replace while others read it.
   std::mutex mu;
-  std::vector<FrameworkNote> frameworks;
+  std::vector<report::FrameworkNote> frameworks;
   std::vector<PoolNote> pools;
   std::vector<std::string> warnings;
   std::vector<std::string> warned_keys;

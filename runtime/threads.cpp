@@ -18,7 +18,7 @@ void thread_ended(void* tid) {
   if (!g || g->pid.load(std::memory_order_relaxed) != getpid()) return;
   try {
     own_pin_check();
-    g->registry.retire(reinterpret_cast<long>(tid));
+    g->threads.retire(reinterpret_cast<long>(tid));
   } catch (...) {
   }
 }
@@ -30,13 +30,13 @@ namespace {
 // counters, so that threads created later take the cores that come next), and
 // updates its record. Called with repin_mu held.
 bool thread_move_to_plan(Runtime& r, gov::ThreadRecord* t, long tid) {
-  const gov::Assignment a = r.registry.reassign(t->pool >= 0 ? t->pool : 0);
+  const gov::Assignment a = r.threads.reassign(t->pool >= 0 ? t->pool : 0);
   std::vector<int> cpus;
   if (!cpus_for(a, &cpus) || !topo::affinity_set(static_cast<pid_t>(tid), cpus) == 0) return false;
   t->pool = a.pool;
   t->cpu = a.cpu;
   t->generation = a.generation;
-  r.registry.update(*t);
+  r.threads.update(*t);
   return true;
 }
 
@@ -51,7 +51,7 @@ int repin_threads(Runtime& r) {
   if (r.opt.pin == opt::Pin::kNone) return 0;
   std::lock_guard<std::mutex> lock(r.repin_mu);
   int moved = 0;
-  for (gov::ThreadRecord t : r.registry.live())
+  for (gov::ThreadRecord t : r.threads.live())
     if (t.pinned && thread_move_to_plan(r, &t, t.tid)) ++moved;
   return moved;
 }
@@ -109,17 +109,17 @@ void current_pool_set(int pool) {
 }
 
 gov::Assignment thread_assign(int creator_pool) {
-  return g->registry.assign(creator_pool);
+  return g->threads.assign(creator_pool);
 }
 void thread_record(const gov::ThreadRecord& r) {
-  g->registry.record(r);
+  g->threads.record(r);
   // Told when the thread exits (returns, pthread_exit, cancellation).
   if (g->thread_key_made) pthread_setspecific(g->thread_key, reinterpret_cast<void*>(r.tid));
 }
 
 bool thread_catch_up(long tid, unsigned generation) {
   // The common case, no plan since the thread took its core: one atomic load.
-  if (!g || g->registry.generation() == generation) return false;
+  if (!g || g->threads.generation() == generation) return false;
   Runtime& r = *g;
   try {
     // Recorded before repin_threads read the records, the thread was moved
@@ -127,7 +127,7 @@ bool thread_catch_up(long tid, unsigned generation) {
     // seen and moves itself now. The lock orders the two.
     std::lock_guard<std::mutex> lock(r.repin_mu);
     gov::ThreadRecord t;
-    if (!r.registry.find(tid, &t) || !t.pinned || t.generation == r.registry.generation() ||
+    if (!r.threads.find(tid, &t) || !t.pinned || t.generation == r.threads.generation() ||
         !thread_move_to_plan(r, &t, 0))
       return false;
     t_pool = t.pool;
@@ -144,10 +144,10 @@ void own_pin_check() {
   if (!g || g->state.load(std::memory_order_acquire) != kActive || own_pid() != getpid()) return;
   gov::ThreadRecord t;
   std::vector<int> now;
-  if (!g->registry.find(static_cast<long>(gettid()), &t) || !t.pinned ||
+  if (!g->threads.find(static_cast<long>(gettid()), &t) || !t.pinned ||
       !topo::affinity_get(0, &now) == 0)
     return;
-  if (pin_moved(&t, now)) g->registry.update(t);
+  if (pin_moved(&t, now)) g->threads.update(t);
 }
 
 bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus) {
@@ -158,7 +158,7 @@ bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus) {
   }
   // The registry's plan: immutable once published (the node registry and
   // graph_adopt replace it while threads are being created).
-  const auto& sets = g->registry.plan().core_sets;
+  const auto& sets = g->threads.plan().core_sets;
   if (a.pool >= static_cast<int>(sets.size()) || sets[a.pool].empty()) return false;
   *cpus = sets[a.pool];
   return true;

@@ -36,7 +36,7 @@ TEST(Options, DefaultsWithNothingSet) {
   EXPECT_EQ(o.verbose, 0);
   EXPECT_FALSE(o.smt);
   EXPECT_FALSE(o.override_user);
-  EXPECT_EQ(o.papi, Papi::kAuto) << "PAPI where the component is active, /proc elsewhere";
+  EXPECT_EQ(o.papi, PapiMode::kAuto) << "PAPI where the component is active, /proc elsewhere";
   EXPECT_EQ(o.local_rank, -1);
   EXPECT_EQ(o.local_size, -1);
 }
@@ -168,12 +168,12 @@ TEST(Options, GoodValuesTakeEffect) {
 
 TEST(Options, PapiTakesAutoOnAndOff) {
   std::vector<std::string> w;
-  EXPECT_EQ(parse({{"PARWIDTH_PAPI", "off"}}, &w).papi, Papi::kOff);
-  EXPECT_EQ(parse({{"PARWIDTH_PAPI", "yes"}}, &w).papi, Papi::kOn);
-  EXPECT_EQ(parse({{"PARWIDTH_PAPI", "AUTO"}}, &w).papi, Papi::kAuto);
+  EXPECT_EQ(parse({{"PARWIDTH_PAPI", "off"}}, &w).papi, PapiMode::kOff);
+  EXPECT_EQ(parse({{"PARWIDTH_PAPI", "yes"}}, &w).papi, PapiMode::kOn);
+  EXPECT_EQ(parse({{"PARWIDTH_PAPI", "AUTO"}}, &w).papi, PapiMode::kAuto);
   EXPECT_TRUE(w.empty());
   Options o = parse({{"PARWIDTH_PAPI", "sometimes"}}, &w);
-  EXPECT_EQ(o.papi, Papi::kAuto);
+  EXPECT_EQ(o.papi, PapiMode::kAuto);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_NE(w[0].find("auto, on, off"), std::string::npos) << w[0];
 }

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "governor/plan.h"
-#include "governor/registry.h"
+#include "governor/thread_table.h"
 #include "graph/json_value.h"
 #include "tests/unit/counters/test_util.h"
 
@@ -89,15 +89,15 @@ std::string json_latest() {
   return g_json.empty() ? "" : g_json.back();
 }
 
-gov::ThreadRegistry& registry() {
-  static gov::ThreadRegistry r;
+gov::ThreadTable& registry() {
+  static gov::ThreadTable r;
   return r;
 }
 
-Hooks hooks(bool apply) {
-  Hooks h{};
+Setup hooks(bool apply) {
+  Setup h{};
   h.create = nullptr;  // plain pthread_create: nothing is interposed in this test
-  h.registry = &registry();
+  h.threads = &registry();
   h.omp_cap_set = record_cap;
   h.apply = apply;
   h.use_papi = false;

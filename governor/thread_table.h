@@ -1,4 +1,4 @@
-// governor/registry: which pool and core each new thread gets, and the record
+// governor/thread_table: which pool and core each new thread gets, and the record
 // of every thread the governed runtimes created (for the report).
 //
 // assign() is called inside pthread_create, from any thread, concurrently: it
@@ -42,11 +42,11 @@ struct ThreadRecord {
 // others are counted. Live threads are all listed.
 constexpr size_t kEndedListed = 256;
 
-class ThreadRegistry {
+class ThreadTable {
  public:
-  ThreadRegistry();
-  ThreadRegistry(const ThreadRegistry&) = delete;
-  ThreadRegistry& operator=(const ThreadRegistry&) = delete;
+  ThreadTable();
+  ThreadTable(const ThreadTable&) = delete;
+  ThreadTable& operator=(const ThreadTable&) = delete;
 
   // Starts over with a plan (activation, fork child): records are dropped.
   void reset(const Plan& plan, PinMode pin);

@@ -3,7 +3,7 @@
 
 #include <thread>
 
-#include "governor/registry.h"
+#include "governor/thread_table.h"
 
 namespace pw::gov {
 namespace {
@@ -16,8 +16,8 @@ Plan two_pools() {
   return p;
 }
 
-TEST(ThreadRegistry, RootThreadsRoundRobinOverPools) {
-  ThreadRegistry r;
+TEST(ThreadTable, RootThreadsRoundRobinOverPools) {
+  ThreadTable r;
   r.reset(two_pools(), PinMode::kCore);
   Assignment a = r.assign(-1);
   EXPECT_EQ(a.pool, 0);
@@ -30,8 +30,8 @@ TEST(ThreadRegistry, RootThreadsRoundRobinOverPools) {
   EXPECT_EQ(a.cpu, 0) << "beyond the pool's cores: round-robin";
 }
 
-TEST(ThreadRegistry, ChildrenJoinTheirCreatorsPool) {
-  ThreadRegistry r;
+TEST(ThreadTable, ChildrenJoinTheirCreatorsPool) {
+  ThreadTable r;
   r.reset(two_pools(), PinMode::kCore);
   EXPECT_EQ(r.assign(1).cpu, 2);
   EXPECT_EQ(r.assign(1).cpu, 3);
@@ -39,23 +39,23 @@ TEST(ThreadRegistry, ChildrenJoinTheirCreatorsPool) {
   EXPECT_EQ(r.assign(1).pool, 1);
 }
 
-TEST(ThreadRegistry, PoolPinningHasNoSingleCpu) {
-  ThreadRegistry r;
+TEST(ThreadTable, PoolPinningHasNoSingleCpu) {
+  ThreadTable r;
   r.reset(two_pools(), PinMode::kPool);
   Assignment a = r.assign(0);
   EXPECT_EQ(a.pool, 0);
   EXPECT_EQ(a.cpu, -1);
 }
 
-TEST(ThreadRegistry, NoPlanMeansNoAssignment) {
-  ThreadRegistry r;
+TEST(ThreadTable, NoPlanMeansNoAssignment) {
+  ThreadTable r;
   r.reset(Plan{}, PinMode::kCore);
   EXPECT_EQ(r.assign(-1).pool, -1) << "a plan without pools governs nothing";
   EXPECT_EQ(r.assign(3).cpu, -1);
 }
 
-TEST(ThreadRegistry, ConcurrentAssignmentsHandOutEveryCoreEvenly) {
-  ThreadRegistry r;
+TEST(ThreadTable, ConcurrentAssignmentsHandOutEveryCoreEvenly) {
+  ThreadTable r;
   Plan p;
   p.core_sets = {{0, 1, 2, 3}};
   r.reset(p, PinMode::kCore);
@@ -75,8 +75,8 @@ TEST(ThreadRegistry, ConcurrentAssignmentsHandOutEveryCoreEvenly) {
   for (int c : counts) EXPECT_EQ(c, 200);
 }
 
-TEST(ThreadRegistry, RecordsAndFindsThreads) {
-  ThreadRegistry r;
+TEST(ThreadTable, RecordsAndFindsThreads) {
+  ThreadTable r;
   r.reset(two_pools(), PinMode::kCore);
   ThreadRecord rec;
   rec.tid = 42;
@@ -96,8 +96,8 @@ TEST(ThreadRegistry, RecordsAndFindsThreads) {
 
 // The kernel reuses the tid of an exited thread: find and update are about
 // the thread that has it now, the last one recorded.
-TEST(ThreadRegistry, AReusedTidMeansItsLastRecord) {
-  ThreadRegistry r;
+TEST(ThreadTable, AReusedTidMeansItsLastRecord) {
+  ThreadTable r;
   r.reset(two_pools(), PinMode::kCore);
   ThreadRecord first;
   first.tid = 42;
@@ -128,8 +128,8 @@ namespace {
 // Thread ids come back after a thread exits (and wrap): the live record of a
 // tid is the thread that has it now, never a dead one's (the monitor and a
 // re-plan move threads by tid).
-TEST(ThreadRegistry, AnEndedThreadsTidBelongsToTheNextThreadThatGetsIt) {
-  ThreadRegistry r;
+TEST(ThreadTable, AnEndedThreadsTidBelongsToTheNextThreadThatGetsIt) {
+  ThreadTable r;
   r.reset(two_pools(), PinMode::kCore);
   ThreadRecord old;
   old.tid = 7;
@@ -156,8 +156,8 @@ TEST(ThreadRegistry, AnEndedThreadsTidBelongsToTheNextThreadThatGetsIt) {
 
 // 200k short-lived threads cost memory and report size that grew without
 // bound: ended ones beyond the first kEndedListed are only counted.
-TEST(ThreadRegistry, EndedThreadsBeyondTheListedOnesAreOnlyCounted) {
-  ThreadRegistry r;
+TEST(ThreadTable, EndedThreadsBeyondTheListedOnesAreOnlyCounted) {
+  ThreadTable r;
   r.reset(two_pools(), PinMode::kCore);
   for (long tid = 1; tid <= 1000; ++tid) {
     ThreadRecord rec;
@@ -178,8 +178,8 @@ TEST(ThreadRegistry, EndedThreadsBeyondTheListedOnesAreOnlyCounted) {
 
 // Threads start and end while others are created, the monitor reads the
 // records and a re-plan swaps the layout: the ThreadSanitizer build runs this.
-TEST(ThreadRegistry, ConcurrentStartsEndsReadsAndReplans) {
-  ThreadRegistry r;
+TEST(ThreadTable, ConcurrentStartsEndsReadsAndReplans) {
+  ThreadTable r;
   r.reset(two_pools(), PinMode::kCore);
   std::vector<std::thread> workers;
   for (int w = 0; w < 4; ++w) {
@@ -209,8 +209,8 @@ TEST(ThreadRegistry, ConcurrentStartsEndsReadsAndReplans) {
   EXPECT_EQ(r.live().size(), 4u * 667u);
 }
 
-TEST(ThreadRegistry, ReplanKeepsRecordsAndFollowsTheNewPlan) {
-  ThreadRegistry r;
+TEST(ThreadTable, ReplanKeepsRecordsAndFollowsTheNewPlan) {
+  ThreadTable r;
   r.reset(two_pools(), PinMode::kCore);
   ThreadRecord rec;
   rec.tid = 5;
@@ -231,8 +231,8 @@ TEST(ThreadRegistry, ReplanKeepsRecordsAndFollowsTheNewPlan) {
   EXPECT_EQ(out.cpu, 7);
 }
 
-TEST(ThreadRegistry, AnAssignmentCarriesItsPlansGeneration) {
-  ThreadRegistry r;
+TEST(ThreadTable, AnAssignmentCarriesItsPlansGeneration) {
+  ThreadTable r;
   r.reset(two_pools(), PinMode::kCore);
   const unsigned g0 = r.generation();
   EXPECT_EQ(r.assign(-1).generation, g0);
@@ -245,8 +245,8 @@ TEST(ThreadRegistry, AnAssignmentCarriesItsPlansGeneration) {
   EXPECT_EQ(a.cpu, 5);
 }
 
-TEST(ThreadRegistry, ReassignTakesThePoolModuloTheNewPlansPools) {
-  ThreadRegistry r;
+TEST(ThreadTable, ReassignTakesThePoolModuloTheNewPlansPools) {
+  ThreadTable r;
   Plan three;
   three.core_sets = {{0, 1}, {2, 3}, {4, 5}};
   r.reset(three, PinMode::kCore);

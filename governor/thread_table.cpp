@@ -1,12 +1,12 @@
-// governor/registry: pool and core assignment for new threads.
-#include "governor/registry.h"
+// governor/thread_table: pool and core assignment for new threads.
+#include "governor/thread_table.h"
 
 #include <cstddef>
 #include <utility>
 
 namespace pw::gov {
 
-struct ThreadRegistry::Layout {
+struct ThreadTable::Layout {
   Plan plan;
   PinMode pin = PinMode::kCore;
   unsigned generation = 0;
@@ -14,12 +14,11 @@ struct ThreadRegistry::Layout {
   std::unique_ptr<std::atomic<unsigned>[]> next_in_pool;
 };
 
-ThreadRegistry::ThreadRegistry() {
+ThreadTable::ThreadTable() {
   layout_.store(layout_make(Plan(), PinMode::kNone, 0));
 }
 
-ThreadRegistry::Layout* ThreadRegistry::layout_make(const Plan& plan, PinMode pin,
-                                                    unsigned generation) {
+ThreadTable::Layout* ThreadTable::layout_make(const Plan& plan, PinMode pin, unsigned generation) {
   Layout* l = new Layout();
   l->plan = plan;
   l->pin = pin;
@@ -30,7 +29,7 @@ ThreadRegistry::Layout* ThreadRegistry::layout_make(const Plan& plan, PinMode pi
   return l;
 }
 
-void ThreadRegistry::reset(const Plan& plan, PinMode pin) {
+void ThreadTable::reset(const Plan& plan, PinMode pin) {
   const unsigned gen = layout_.load(std::memory_order_acquire)->generation + 1;
   layout_.store(layout_make(plan, pin, gen), std::memory_order_release);
   std::lock_guard<std::mutex> lock(mu_);
@@ -39,14 +38,14 @@ void ThreadRegistry::reset(const Plan& plan, PinMode pin) {
   ended_total_ = 0;
 }
 
-unsigned ThreadRegistry::replan(const Plan& plan) {
+unsigned ThreadTable::replan(const Plan& plan) {
   Layout* old = layout_.load(std::memory_order_acquire);
   Layout* l = layout_make(plan, old->pin, old->generation + 1);
   layout_.store(l, std::memory_order_release);
   return l->generation;
 }
 
-Assignment ThreadRegistry::assign_in(Layout* l, int pool, bool wrap) {
+Assignment ThreadTable::assign_in(Layout* l, int pool, bool wrap) {
   Assignment a;
   a.generation = l->generation;
   const int pools = static_cast<int>(l->plan.core_sets.size());
@@ -65,27 +64,27 @@ Assignment ThreadRegistry::assign_in(Layout* l, int pool, bool wrap) {
   return a;
 }
 
-Assignment ThreadRegistry::assign(int creator_pool) {
+Assignment ThreadTable::assign(int creator_pool) {
   return assign_in(layout_.load(std::memory_order_acquire), creator_pool, false);
 }
 
-Assignment ThreadRegistry::reassign(int pool) {
+Assignment ThreadTable::reassign(int pool) {
   return assign_in(layout_.load(std::memory_order_acquire), pool, true);
 }
 
-const Plan& ThreadRegistry::plan() const {
+const Plan& ThreadTable::plan() const {
   return layout_.load(std::memory_order_acquire)->plan;
 }
-unsigned ThreadRegistry::generation() const {
+unsigned ThreadTable::generation() const {
   return layout_.load(std::memory_order_acquire)->generation;
 }
 
-void ThreadRegistry::record(const ThreadRecord& r) {
+void ThreadTable::record(const ThreadRecord& r) {
   std::lock_guard<std::mutex> lock(mu_);
   threads_.push_back(r);
 }
 
-bool ThreadRegistry::update(const ThreadRecord& r) {
+bool ThreadTable::update(const ThreadRecord& r) {
   std::lock_guard<std::mutex> lock(mu_);
   // The last record of a tid: an earlier one belongs to an exited thread.
   for (auto t = threads_.rbegin(); t != threads_.rend(); ++t) {
@@ -97,7 +96,7 @@ bool ThreadRegistry::update(const ThreadRecord& r) {
   return false;
 }
 
-void ThreadRegistry::retire(long tid) {
+void ThreadTable::retire(long tid) {
   std::lock_guard<std::mutex> lock(mu_);
   // Short-lived threads end soon after they were recorded: search from the back.
   for (size_t i = threads_.size(); i-- > 0;) {
@@ -112,34 +111,34 @@ void ThreadRegistry::retire(long tid) {
   }
 }
 
-std::vector<ThreadRecord> ThreadRegistry::snapshot() const {
+std::vector<ThreadRecord> ThreadTable::snapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<ThreadRecord> all = threads_;
   all.insert(all.end(), ended_.begin(), ended_.end());
   return all;
 }
 
-std::vector<ThreadRecord> ThreadRegistry::live() const {
+std::vector<ThreadRecord> ThreadTable::live() const {
   std::lock_guard<std::mutex> lock(mu_);
   return threads_;
 }
 
-bool ThreadRegistry::any() const {
+bool ThreadTable::any() const {
   std::lock_guard<std::mutex> lock(mu_);
   return !threads_.empty() || ended_total_ > 0;
 }
 
-size_t ThreadRegistry::ended() const {
+size_t ThreadTable::ended() const {
   std::lock_guard<std::mutex> lock(mu_);
   return ended_total_;
 }
 
-size_t ThreadRegistry::ended_unlisted() const {
+size_t ThreadTable::ended_unlisted() const {
   std::lock_guard<std::mutex> lock(mu_);
   return ended_total_ - ended_.size();
 }
 
-bool ThreadRegistry::find(long tid, ThreadRecord* out) const {
+bool ThreadTable::find(long tid, ThreadRecord* out) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto r = threads_.rbegin(); r != threads_.rend(); ++r) {
     if (r->tid == tid) {
