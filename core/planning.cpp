@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "core/cache.h"
+#include "core/launchers.h"
 #include "core/model_file.h"
 #include "core/node.h"
 #include "governor/process_share.h"
@@ -32,17 +33,6 @@ bool env_int(const opt::EnvLookup& env, const char* name, int* out) {
   return true;
 }
 
-// The launcher variables that name a local rank: a child of a rank carries the same.
-constexpr const char* kRankVars[] = {"LOCAL_RANK",
-                                     "LOCAL_WORLD_SIZE",
-                                     "OMPI_COMM_WORLD_LOCAL_RANK",
-                                     "OMPI_COMM_WORLD_LOCAL_SIZE",
-                                     "MPI_LOCALRANKID",
-                                     "MPI_LOCALNRANKS",
-                                     "SLURM_LOCALID",
-                                     "SLURM_STEP_ID",
-                                     "SLURM_JOB_ID"};
-
 // Whether the parent process's environment (as it started) has the same
 // launcher rank variables, with the same values, as ours.
 bool parent_same_rank(const opt::EnvLookup& env, pid_t ppid) {
@@ -58,8 +48,15 @@ bool parent_same_rank(const opt::EnvLookup& env, pid_t ppid) {
     text.append(buf, static_cast<size_t>(n));
   }
   close(fd);
+  // The launcher variables that name a local rank: a child of a rank carries the same.
+  std::vector<const char*> names;
+  for (const launchers::Launcher& l : launchers::kLaunchers) {
+    names.push_back(l.rank);
+    if (l.size) names.push_back(l.size);
+  }
+  for (const char* job : launchers::kJobVars) names.push_back(job);
   bool any = false;
-  for (const char* name : kRankVars) {
+  for (const char* name : names) {
     const char* mine = env(name);
     const std::string key = std::string(name) + "=";
     const char* theirs = nullptr;
@@ -257,17 +254,8 @@ void local_share(const opt::Options& o, const opt::EnvLookup& env, int* rank, in
     *from = std::string(kBoundPrefix) + " by Slurm (SLURM_CPU_BIND_TYPE=" + slurm_bind + ")";
     return;
   }
-  struct Pair {
-    const char* rank;
-    const char* size;
-    const char* who;
-  };
-  static const Pair kLaunchers[] = {
-      {"LOCAL_RANK", "LOCAL_WORLD_SIZE", "torchrun"},
-      {"OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE", "Open MPI"},
-      {"MPI_LOCALRANKID", "MPI_LOCALNRANKS", "MPICH/Hydra"},
-  };
-  for (const Pair& p : kLaunchers) {
+  for (const launchers::Launcher& p : launchers::kLaunchers) {
+    if (!p.size) continue;  // Slurm's size is derived, below
     int r = 0, s = 0;
     if (env_int(env, p.rank, &r) && env_int(env, p.size, &s) && s > 0 && r < s) {
       *rank = r;

@@ -134,6 +134,8 @@ std::vector<Found> loaded_pools() {
             try {
               static_cast<std::vector<Obj>*>(data)->push_back({info->dlpi_name, info->dlpi_addr});
             } catch (...) {
+              // Fail open: only running out of memory throws here; the host's call goes on as
+              // asked.
             }
             break;
           }
@@ -226,6 +228,7 @@ void blas_sweep(const char* trigger) {
         found.push_back(f);
       }
     } catch (...) {
+      // Fail open: only running out of memory throws here; the host's call goes on as asked.
     }
     s.adds.store(adds, std::memory_order_relaxed);
   }
@@ -291,6 +294,7 @@ int blas_user_set(const char* function, int n, const void* caller_pc, const void
                        std::to_string(note.after), note.applied, note.why);
     return d.value > 0 ? d.value : n;
   } catch (...) {
+    // Fail open: only running out of memory throws here; the host's call goes on as asked.
   }
   return n;
 }

@@ -123,6 +123,7 @@ void ort_session_used(const std::string& what) {
     rt::framework_note(kName, "session thread pools used", what, true,
                        "ORT's own session options after creation, and the threads it started");
   } catch (...) {
+    // Fail open: only running out of memory throws here; the host's call goes on as asked.
   }
 }
 

@@ -278,6 +278,7 @@ PW_HOOK(const OrtApiBase*, OrtGetApiBase, (void)) {
     try {
       pw::hooks::patch(reinterpret_cast<const pw::hooks::ApiBase*>(base));
     } catch (...) {
+      // Fail open: only running out of memory throws here; the host's call goes on as asked.
     }
   }
   return base;

@@ -62,6 +62,7 @@ void pin_check_at_exit(void*) {
   try {
     rt::own_pin_check();
   } catch (...) {
+    // Fail open: only running out of memory throws here; the host's call goes on as asked.
   }
 }
 
@@ -145,6 +146,7 @@ void* trampoline(void* p) {
       rt::thread_record(rec);
       if (rec.pinned) rt::thread_catch_up(rec.tid, rec.generation);
     } catch (...) {
+      // Fail open: only running out of memory throws here; the host's call goes on as asked.
     }
     s->~Start();
     free(s);

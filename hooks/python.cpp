@@ -68,6 +68,7 @@ extern "C" __attribute__((visibility("default"))) int parwidth_python(const char
       return 0;
     }
   } catch (...) {
+    // Fail open: only running out of memory throws here; the host's call goes on as asked.
   }
   return -1;
 }

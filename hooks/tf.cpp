@@ -408,6 +408,7 @@ T* fresh_options(T* o) {
     try {
       pw::hooks::forget_options(o);
     } catch (...) {
+      // Fail open: only running out of memory throws here; the host's call goes on as asked.
     }
   }
   return o;
@@ -432,6 +433,7 @@ PW_HOOK(void, TF_SetConfig,
       try {
         pw::hooks::remember_session_config(options, proto, proto_len);
       } catch (...) {
+        // Fail open: only running out of memory throws here; the host's call goes on as asked.
       }
     }
   }
@@ -453,6 +455,7 @@ PW_HOOK(TF_Session*, TF_NewSession,
         pw::hooks::plan_from_graph(graph, pc);
         pw::hooks::session_config_apply(const_cast<TF_SessionOptions*>(opts), "session", pc);
       } catch (...) {
+        // Fail open: only running out of memory throws here; the host's call goes on as asked.
       }
     }
   }
@@ -482,6 +485,7 @@ PW_HOOK(TF_Session*, TF_LoadSessionFromSavedModel,
         pw::hooks::session_config_apply(const_cast<TF_SessionOptions*>(session_options), "session",
                                         pc);
       } catch (...) {
+        // Fail open: only running out of memory throws here; the host's call goes on as asked.
       }
     }
   }
@@ -557,6 +561,7 @@ PW_HOOK(TFE_Context*, TFE_NewContext, (const TFE_ContextOptions* opts, TF_Status
           }
         }
       } catch (...) {
+        // Fail open: only running out of memory throws here; the host's call goes on as asked.
       }
     }
   }
@@ -582,6 +587,7 @@ PW_HOOK(void, TFE_ContextAddFunctionDef,
     try {
       pw::hooks::function_read(serialized_function_def, size, "TFE_ContextAddFunctionDef");
     } catch (...) {
+      // Fail open: only running out of memory throws here; the host's call goes on as asked.
     }
   }
 }
@@ -601,6 +607,7 @@ PW_HOOK(void, TFE_ContextAddFunction,
     try {
       pw::hooks::function_read_c(function, pc);
     } catch (...) {
+      // Fail open: only running out of memory throws here; the host's call goes on as asked.
     }
   }
 }
@@ -643,6 +650,7 @@ PW_HOOK(void, PW_TF_THREADPOOL,
           pw::rt::framework_note("tensorflow", std::string("thread pool ") + n,
                                  std::to_string(num_threads), asked == num_threads, why);
       } catch (...) {
+        // Fail open: only running out of memory throws here; the host's call goes on as asked.
       }
       saved_pool = pw::rt::current_pool();
       pw::rt::current_pool_set(-1);

@@ -172,6 +172,7 @@ int threads_for(int n, const void* caller_pc, const void* real) {
     }
     return user_count_decide(setting, n, rt::plan().threads, "plan threads per pool");
   } catch (...) {
+    // Fail open: only running out of memory throws here; the host's call goes on as asked.
   }
   return n;
 }
@@ -194,6 +195,7 @@ int interop_for(int n, const void* caller_pc, const void* real) {
     g_torch.user_interop.store(n);
     return user_count_decide(setting, n, rt::plan().pools, "plan pools");
   } catch (...) {
+    // Fail open: only running out of memory throws here; the host's call goes on as asked.
   }
   return n;
 }

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/launchers.h"
 #include "governor/process_share.h"
 #include "runtime/state.h"
 #include "topology/affinity.h"
@@ -180,12 +181,10 @@ bool exec_prepare(char* const envp[], ExecPrep* out) noexcept {
   const bool inside = g_exec.inside.load(std::memory_order_acquire);
   if (!confined && !inside) return false;
   // A launcher's rank: its environment names a local rank that ours does not.
-  static const char* const kRanks[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
-                                       "MPI_LOCALRANKID", "SLURM_LOCALID"};
   bool rank = false;
-  for (const char* name : kRanks) {
-    const char* theirs = env_in(envp, name);
-    const char* mine = getenv(name);
+  for (const launchers::Launcher& l : launchers::kLaunchers) {
+    const char* theirs = env_in(envp, l.rank);
+    const char* mine = getenv(l.rank);
     if (theirs && (!mine || strcmp(mine, theirs) != 0)) rank = true;
   }
   const char* preload = env_in(envp, "LD_PRELOAD");

@@ -122,6 +122,7 @@ void on_exit() {
     try {
       pins_as_they_stand(&in.threads);
     } catch (...) {
+      // Fail open: only running out of memory throws here; this step is skipped, the host runs on.
     }
   }
   in.threads_ended = r.threads.ended();
@@ -148,6 +149,7 @@ void single_threaded_begin() {
   try {
     monitor::pause_sampler();
   } catch (...) {
+    // Fail open: only running out of memory throws here; this step is skipped, the host runs on.
   }
 }
 
@@ -156,6 +158,7 @@ void single_threaded_end() {
   try {
     monitor::resume_sampler();
   } catch (...) {
+    // Fail open: only running out of memory throws here; this step is skipped, the host runs on.
   }
 }
 

@@ -299,6 +299,7 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
                  node_listing_change(*r, s.members, sample));
     node_entry_refresh(*r, t_ns);
   } catch (...) {
+    // Fail open: only running out of memory throws here; this step is skipped, the host runs on.
   }
 }
 

@@ -118,6 +118,7 @@ void on_sample(const counters::Sample& s, void*) {
     try {
       strays = strays_of(s);
     } catch (...) {
+      // Fail open: only running out of memory throws here; this step is skipped, the host runs on.
     }
     o.strays = static_cast<uint32_t>(strays.size());
   }
