@@ -19,57 +19,29 @@
 #include "governor/graph_adoption.h"
 #include "governor/setting.h"
 #include "graph/graph.h"
-#include "graph/proto_reader.h"
 #include "hooks/guard.h"
 #include "hooks/slots.h"
+#include "hooks/tf_config.h"
 #include "runtime/api.h"
 #include "runtime/functions.h"
 
 namespace pw::hooks {
 namespace {
 
-// ConfigProto field numbers, read from the wheel's own descriptor
-// (tensorflow/core/protobuf/config.proto): both int32, varint-encoded.
-constexpr int kIntraField = 2;  // intra_op_parallelism_threads
-constexpr int kInterField = 5;  // inter_op_parallelism_threads
+using tf::config_scan;
+using tf::field_append;
+using tf::forget_options;
+using tf::kInterField;
+using tf::kIntraField;
+using tf::mark_ctx_configured;
+using tf::remember_session_config;
+using tf::session_config_of;
+using tf::take_ctx_configured;
+using tf::UserConfig;
 
 int status_code(TF_Status* st, const void* pc) {
   auto get_code = PW_REAL_AT(TF_GetCode, pc);
   return get_code && st ? get_code(st) : -1;
-}
-
-// --- the program's ConfigProto ---------------------------------------------
-
-struct UserConfig {
-  bool readable = true;  // false: not a protobuf we can walk; nothing is changed
-  long intra = 0;        // last value of each field, 0 = not set (the system picks)
-  long inter = 0;
-};
-
-// Top-level fields only (graph/'s wire reader); the two we care about are varints.
-UserConfig config_scan(const void* data, size_t n) {
-  UserConfig c;
-  graph::proto::Reader r(std::string_view(static_cast<const char*>(data), data ? n : 0), 0);
-  graph::proto::Field f;
-  while (r.next(&f)) {
-    if (f.wire != graph::proto::kVarint) continue;
-    // int32 fields: a negative value is sign-extended to 64 bits.
-    if (f.number == kIntraField) c.intra = static_cast<long>(static_cast<int32_t>(f.varint));
-    if (f.number == kInterField) c.inter = static_cast<long>(static_cast<int32_t>(f.varint));
-  }
-  c.readable = r.ok();
-  return c;
-}
-
-void field_append(std::string* s, int field, uint64_t v) {
-  uint64_t key = static_cast<uint64_t>(field) << 3;
-  for (uint64_t x : {key, v}) {
-    while (x >= 0x80) {
-      s->push_back(static_cast<char>((x & 0x7f) | 0x80));
-      x >>= 7;
-    }
-    s->push_back(static_cast<char>(x));
-  }
 }
 
 long env_threads(const char* name) {
@@ -163,76 +135,6 @@ std::string config_extra(const char* what, const UserConfig& user) {
                      : plan_reason() + "; replaced what was " + mine + " (PARWIDTH_OVERRIDE=1)");
   }
   return extra;
-}
-
-// --- configs the program set, per options object -----------------------------
-
-std::mutex g_mu;
-struct Remembered {
-  const void* opts;
-  std::string config;
-};
-// TF_SessionOptions -> last TF_SetConfig bytes
-std::vector<Remembered>& session_configs() {
-  static auto* v = new std::vector<Remembered>();
-  return *v;
-}
-// TFE_ContextOptions already given our fields
-std::vector<const void*>& ctx_configured() {
-  static auto* v = new std::vector<const void*>();
-  return *v;
-}
-constexpr size_t kRemember = 64;  // options objects alive at once, in practice a few
-
-void remember_session_config(const void* opts, const void* proto, size_t len) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  for (Remembered& r : session_configs())
-    if (r.opts == opts) {
-      r.config.assign(static_cast<const char*>(proto), proto ? len : 0);
-      return;
-    }
-  if (session_configs().size() >= kRemember) session_configs().erase(session_configs().begin());
-  session_configs().push_back(
-      {opts, std::string(static_cast<const char*>(proto), proto ? len : 0)});
-}
-
-std::string session_config_of(const void* opts) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  for (const Remembered& r : session_configs())
-    if (r.opts == opts) return r.config;
-  return std::string();
-}
-
-void forget_options(const void* opts) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  for (size_t i = 0; i < session_configs().size(); ++i)
-    if (session_configs()[i].opts == opts) {
-      session_configs().erase(session_configs().begin() + static_cast<long>(i));
-      break;
-    }
-  for (size_t i = 0; i < ctx_configured().size(); ++i)
-    if (ctx_configured()[i] == opts) {
-      ctx_configured().erase(ctx_configured().begin() + static_cast<long>(i));
-      break;
-    }
-}
-
-bool take_ctx_configured(const void* opts) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  for (size_t i = 0; i < ctx_configured().size(); ++i)
-    if (ctx_configured()[i] == opts) {
-      ctx_configured().erase(ctx_configured().begin() + static_cast<long>(i));
-      return true;
-    }
-  return false;
-}
-
-void mark_ctx_configured(const void* opts) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  for (const void* o : ctx_configured())
-    if (o == opts) return;
-  if (ctx_configured().size() >= kRemember) ctx_configured().erase(ctx_configured().begin());
-  ctx_configured().push_back(opts);
 }
 
 // --- the session's graph -----------------------------------------------------
