@@ -55,7 +55,6 @@ void field_append(std::string* s, int field, uint64_t v) {
   }
 }
 
-
 void remember_session_config(const void* opts, const void* proto, size_t len) {
   std::lock_guard<std::mutex> lock(g_mu);
   for (Remembered& r : session_configs())
@@ -106,6 +105,5 @@ void mark_ctx_configured(const void* opts) {
   if (ctx_configured().size() >= kRemember) ctx_configured().erase(ctx_configured().begin());
   ctx_configured().push_back(opts);
 }
-
 
 }  // namespace pw::hooks::tf
