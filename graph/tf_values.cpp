@@ -12,7 +12,6 @@ constexpr size_t kMaxAttrList = 65536;  // list attributes' entries kept at most
 
 }  // namespace
 
-
 // TF DataType -> DType (ONNX numbering): FLOAT 1, DOUBLE 2, INT32 3, UINT8 4, INT16 5,
 // INT8 6, STRING 7, INT64 9, BOOL 10, BFLOAT16 14, UINT16 17, HALF 19, UINT32 22, UINT64 23.
 // Reference types (+100) map like their base type.

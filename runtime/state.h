@@ -83,7 +83,9 @@ extern HookEntries g_hooks;  // registered by hooks/ at load
 
 // A CPU set that an exec hook reads without a lock (possibly in a vfork
 // child) while the monitor thread rewrites it at a re-division: a torn read
-// hands one exec a mix of two shares, never memory that is gone.
+// hands one exec a mix of two shares, never memory that is gone. Fixed at
+// CPU_SETSIZE (1024) CPUs, as the exec path's cpu_set_t is (topology/affinity.h,
+// the Fixed functions): nothing there may allocate.
 struct CpuBits {
   static constexpr int kWords = CPU_SETSIZE / 64;
   std::atomic<uint64_t> w[kWords] = {};
