@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "preload/options.h"
-#include "preload/planning.h"
+#include "core/options.h"
+#include "core/planning.h"
 
 namespace pw::cli {
 

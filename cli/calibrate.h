@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "preload/planning.h"
+#include "core/planning.h"
 
 namespace pw::cli {
 

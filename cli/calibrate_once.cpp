@@ -9,7 +9,7 @@
 
 #include "cli/calibrate.h"
 #include "cli/locate.h"
-#include "preload/cache.h"
+#include "core/cache.h"
 
 namespace pw::cli {
 

@@ -16,8 +16,8 @@
 #include "cli/calibrate.h"
 #include "cli/commands.h"
 #include "cli/locate.h"
-#include "preload/cache.h"
-#include "preload/planning.h"
+#include "core/cache.h"
+#include "core/planning.h"
 #include "topology/topology.h"
 
 namespace pw::cli {

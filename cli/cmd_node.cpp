@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "cli/args.h"
+#include "core/json.h"
+#include "core/node.h"
 #include "governor/node_share.h"
-#include "preload/json.h"
-#include "preload/node.h"
 #include "topology/topology.h"
 
 namespace {

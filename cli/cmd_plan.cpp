@@ -9,11 +9,11 @@
 #include "cli/calibrate.h"
 #include "cli/commands.h"
 #include "cli/libraries.h"
+#include "core/cache.h"
+#include "core/json.h"
+#include "core/planning.h"
+#include "core/report.h"
 #include "graph/graph.h"
-#include "preload/cache.h"
-#include "preload/json.h"
-#include "preload/planning.h"
-#include "preload/report.h"
 #include "topology/topology.h"
 
 namespace {

@@ -13,9 +13,9 @@
 #include "cli/args.h"
 #include "cli/budget.h"
 #include "cli/commands.h"
-#include "preload/cache.h"
-#include "preload/json.h"
-#include "preload/planning.h"
+#include "core/cache.h"
+#include "core/json.h"
+#include "core/planning.h"
 
 namespace {
 

@@ -14,9 +14,9 @@
 #include "cli/calibrate.h"
 #include "cli/commands.h"
 #include "cli/locate.h"
-#include "preload/cache.h"
-#include "preload/options.h"
-#include "preload/planning.h"
+#include "core/cache.h"
+#include "core/options.h"
+#include "core/planning.h"
 
 namespace {
 

@@ -39,9 +39,10 @@
 #include "cli/locate.h"
 #include "cli/measure.h"
 #include "cli/store.h"
+#include "core/json.h"
+#include "core/planning.h"
 #include "governor/schedule.h"
-#include "preload/json.h"
-#include "preload/planning.h"
+#include "topology/affinity.h"
 
 namespace {
 
@@ -114,10 +115,9 @@ struct Config {
 };
 
 int logical_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
+  std::vector<int> cpus;
+  if (pw::topo::affinity_get(0, &cpus) != 0) return 1;
+  return std::max(1, static_cast<int>(cpus.size()));
 }
 
 std::string label(const Config& c) {

@@ -1,6 +1,6 @@
 // cli/cmd_tune: `parwidth tune -- cmd`: measure the (pools, intra) candidates around the
 // predicted plan of cmd's graph by successive halving within a time budget, and store the
-// best as the graph's measured plan on this budget (governor/plan_store, preload/cache).
+// best as the graph's measured plan on this budget (governor/plan_store, core/cache).
 //
 // Every run goes through the preload with PARWIDTH_POOLS / PARWIDTH_INTRA, like `parwidth
 // sweep`'s grid, and the time metric is sweep's (wall seconds, or --metric). Runs are
@@ -25,8 +25,8 @@
 #include "cli/locate.h"
 #include "cli/measure.h"
 #include "cli/store.h"
-#include "preload/json.h"
-#include "preload/planning.h"
+#include "core/json.h"
+#include "core/planning.h"
 
 namespace {
 

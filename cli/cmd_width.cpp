@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "cli/args.h"
+#include "core/model_file.h"
+#include "core/report.h"
 #include "graph/graph.h"
-#include "preload/model_file.h"
-#include "preload/report.h"
 
 namespace {
 

@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "cli/args.h"
+#include "core/cache.h"
 #include "graph/json_value.h"
-#include "preload/cache.h"
 
 namespace pw::cli {
 

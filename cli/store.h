@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/planning.h"
 #include "governor/plan.h"
-#include "preload/planning.h"
 
 namespace pw::cli {
 

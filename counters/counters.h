@@ -132,7 +132,7 @@ inline constexpr char kPapiLibrary[] = "libpapi.so.7.0";
 
 // The host's real pthread_create (the preload passes the one it interposes on, so the sampler is
 // not governed, pinned or counted by our own hook). The one spelling of its type: hooks/ and
-// preload/ use this one.
+// runtime/ use this one.
 using ThreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 
 // A process with more than kThreadsPerPeriod threads is sampled every

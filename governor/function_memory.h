@@ -6,7 +6,7 @@
 // Pure: the program's identity from its (already resolved) command line,
 // which function graph stands for the program, and the memory's text format.
 // The caller reads /proc, resolves paths and does the file I/O
-// (preload/functions.cpp). Nothing here throws but std::bad_alloc.
+// (runtime/functions.cpp). Nothing here throws but std::bad_alloc.
 #pragma once
 
 #include <cstdint>

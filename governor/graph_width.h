@@ -1,6 +1,6 @@
 // governor/graph_width: a graph's width statistics as planning uses them (graph::Stats,
 // reduced to what the plan and the report need). Shared by a model's summary
-// (preload/planning) and a remembered TF function graph (function_memory).
+// (core/planning) and a remembered TF function graph (function_memory).
 #pragma once
 
 #include <string>

@@ -2,7 +2,7 @@
 // this CPU budget, from a calibration (`parwidth calibrate`) or a built-in model.
 //
 // Pure: the calibration's text is parsed and written here; reading and writing
-// the file is the caller's (preload/cache). Parsing never throws and never
+// the file is the caller's (core/cache). Parsing never throws and never
 // trusts its input: a bad file is a status and a reason, never a crash.
 #pragma once
 

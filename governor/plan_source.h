@@ -12,7 +12,7 @@
 
 namespace pw::gov {
 
-// PARWIDTH_PLAN; its words are the options table's (preload/options.cpp).
+// PARWIDTH_PLAN; its words are the options table's (core/options.cpp).
 enum class PlanMode { kAuto, kMeasured, kModel, kWidth };
 
 // MeasuredPlan (a plan measured for this graph fingerprint on this budget) is

@@ -2,7 +2,7 @@
 // (graph fingerprint, budget) in the user's cache (`parwidth tune`,
 // `parwidth sweep --save`; listed by `parwidth plans`).
 //
-// Pure: formatting and validation only; preload/cache reads and writes the
+// Pure: formatting and validation only; core/cache reads and writes the
 // file. Parsing never throws and never trusts its input: a bad file is a
 // status and a reason, and the caller falls back to the next plan source.
 #pragma once
@@ -16,8 +16,8 @@
 namespace pw::gov {
 
 struct StoredPlan {
-  std::string machine;  // preload/cache's machine id, compared verbatim
-  std::string budget;   // preload/cache's budget id
+  std::string machine;  // core/cache's machine id, compared verbatim
+  std::string budget;   // core/cache's budget id
   std::string graph;    // the graph's fingerprint (graph::fingerprint)
   MeasuredPlan plan;    // known = true on a parsed file; `how` is derived
 };

@@ -61,7 +61,9 @@ struct ExecShare {
 // own image (not a child's after fork or vfork). launcher_rank: the program's
 // environment names a launcher rank that ours does not (a launcher starting
 // its ranks: they divide the node themselves). governed: its environment
-// preloads parwidth.
+// preloads parwidth. The one decision for a child's mask: posix_spawn asks it
+// too (never the same process; its "as is" is the process's affinity, since
+// the spawning thread may be a pinned pool thread).
 ExecShare exec_share(bool confined, bool inside, bool same_process, bool launcher_rank,
                      bool governed);
 

@@ -12,17 +12,24 @@ SettingDecision setting_decide(const SettingInput& in) {
     d.verdict = SettingVerdict::kKeep;
   } else if (!in.governing) {
     d.verdict = SettingVerdict::kObserve;
+  } else if (in.user_set && in.kind == SettingKind::kCeiling && in.current > 0 &&
+             in.current <= in.plan) {
+    d.verdict = SettingVerdict::kBelow;
   } else if (in.user_set) {
     // A replacement, not min(user, plan): a smaller count is also the user's guess.
     d.verdict = SettingVerdict::kReplace;
     d.value = in.plan;
-  } else if (in.kind == SettingKind::kCap && in.current > 0 && in.current <= in.plan) {
+  } else if (in.kind != SettingKind::kSet && in.current > 0 && in.current <= in.plan) {
     d.verdict = SettingVerdict::kBelow;
   } else {
     d.verdict = SettingVerdict::kApply;
     d.value = in.plan;
   }
   return d;
+}
+
+bool interop_default_kept(bool user_set, bool graph_known, bool pools_given) {
+  return !user_set && !graph_known && !pools_given;
 }
 
 const char* setting_verdict_text(SettingVerdict v) {

@@ -1,10 +1,10 @@
 // governor/setting: whether a runtime's thread setting is set from the plan,
 // kept as the program made it, or only reported (observe mode).
 //
-// One decision for every pool parwidth sizes through a runtime's own knob
-// (a BLAS library's thread count, an ONNX Runtime session option): the hooks
-// find the facts, this function decides, the hooks apply and report.
-// Pure: values in, values out.
+// One decision for every thread count parwidth sizes through a runtime's own
+// knob (OpenMP's team size, torch's and TensorFlow's thread counts, a BLAS
+// library's pool, an ONNX Runtime session option): the hooks find the facts,
+// this function decides, the hooks apply and report. Pure: values in, values out.
 #pragma once
 
 namespace pw::gov {
@@ -12,6 +12,10 @@ namespace pw::gov {
 enum class SettingKind {
   kSet,  // the plan's value replaces the runtime's default (a session option)
   kCap,  // the plan's value is an upper bound: a smaller default stays (a BLAS pool)
+  // An upper bound even over the user's choice: under PARWIDTH_OVERRIDE=1 a
+  // larger user value is lowered to the plan's, a smaller one stays
+  // (omp_set_num_threads(n) against the team cap).
+  kCeiling,
 };
 
 struct SettingInput {
@@ -41,6 +45,14 @@ struct SettingDecision {
 };
 
 SettingDecision setting_decide(const SettingInput& in);
+
+// TensorFlow's inter-op pool, which a setting decision would size from the
+// plan's pools: without a model graph (and no PARWIDTH_POOLS) there is no
+// evidence about inter-op parallelism, and a 1-pool plan would serialise a
+// tf.function's parallel branches (measured 0.8x in eager mode), so
+// TensorFlow's own default stays unless the user set the value. True: keep
+// TensorFlow's default.
+bool interop_default_kept(bool user_set, bool graph_known, bool pools_given);
 
 // A short phrase for the report ("set by the user; kept (PARWIDTH_OVERRIDE=1
 // replaces it)", ...).

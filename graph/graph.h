@@ -53,8 +53,7 @@ enum class DType : int32_t {
   kBfloat16 = 16,
 };
 
-const char* dtype_name(DType t);  // "float", "int64", ...; "unknown"
-int dtype_size(DType t);          // bytes per element; 4 when unknown (string: 8)
+int dtype_size(DType t);  // bytes per element; 4 when unknown (string: 8)
 
 // Most elements a folded constant (TensorInfo::values) may hold: hostile models cannot
 // make shape inference allocate without bound.
@@ -217,7 +216,7 @@ struct Stats {
   std::string note;
 };
 
-// Parses a model file's bytes, read by the caller (preload/model_file's model_load: a
+// Parses a model file's bytes, read by the caller (core/model_file's model_load: a
 // directory's saved_model.pb, else the file itself). `file` is the file the bytes came
 // from and decides the format with the content: saved_model.pb, *.onnx, *.json (or text
 // starting with '{'), *.pb (GraphDef, else SavedModel), anything else by trying the

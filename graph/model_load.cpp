@@ -1,5 +1,5 @@
 // Format detection for model_parse / model_parse_file: pure, the bytes come from the caller
-// (preload/model_file reads model files).
+// (core/model_file reads model files).
 #include <new>
 
 #include "graph/readers.h"

@@ -6,42 +6,6 @@
 
 namespace pw::graph {
 
-const char* dtype_name(DType t) {
-  switch (t) {
-    case DType::kFloat:
-      return "float";
-    case DType::kUint8:
-      return "uint8";
-    case DType::kInt8:
-      return "int8";
-    case DType::kUint16:
-      return "uint16";
-    case DType::kInt16:
-      return "int16";
-    case DType::kInt32:
-      return "int32";
-    case DType::kInt64:
-      return "int64";
-    case DType::kString:
-      return "string";
-    case DType::kBool:
-      return "bool";
-    case DType::kFloat16:
-      return "float16";
-    case DType::kDouble:
-      return "double";
-    case DType::kUint32:
-      return "uint32";
-    case DType::kUint64:
-      return "uint64";
-    case DType::kBfloat16:
-      return "bfloat16";
-    case DType::kUnknown:
-      break;
-  }
-  return "unknown";
-}
-
 int dtype_size(DType t) {
   switch (t) {
     case DType::kUint8:

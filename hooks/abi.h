@@ -17,6 +17,7 @@ int omp_get_num_procs(void);
 // Called, not hooked (hooks/call_list.h).
 int omp_get_level(void);
 void kmp_set_defaults(const char* str);  // libomp's and libiomp5's extension
+int kmp_get_affinity_max_proc(void);     // likewise
 
 // libgomp's ABI (GCC's codegen for #pragma omp parallel); libomp implements it too.
 void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);

@@ -23,7 +23,7 @@
 #include "governor/setting.h"
 #include "hooks/guard.h"
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace pw::hooks {
 namespace {
@@ -143,6 +143,8 @@ std::vector<Found> loaded_pools() {
             try {
               static_cast<std::vector<Obj>*>(data)->push_back({info->dlpi_name, info->dlpi_addr});
             } catch (...) {
+              // Fail open: only running out of memory throws here; the host's call goes on as
+              // asked.
             }
             break;
           }
@@ -235,6 +237,7 @@ void blas_sweep(const char* trigger) {
         found.push_back(f);
       }
     } catch (...) {
+      // Fail open: only running out of memory throws here; the host's call goes on as asked.
     }
     s.adds.store(adds, std::memory_order_relaxed);
   }
@@ -329,6 +332,7 @@ int blas_user_set(const char* function, int n, const void* caller_pc, const void
                        std::to_string(note.after), note.applied, note.why);
     return d.value > 0 ? d.value : n;
   } catch (...) {
+    // Fail open: only running out of memory throws here; the host's call goes on as asked.
   }
   return n;
 }
@@ -339,7 +343,10 @@ int blas_user_set(const char* function, int n, const void* caller_pc, const void
 #define PW_BLAS_SET_HOOK(name, type)                                                  \
   PW_HOOK(void, name, (type n)) {                                                     \
     auto real = PW_REAL(name);                                                        \
-    if (!real) return;                                                                \
+    if (!real) {                                                                      \
+      PW_MISSING(name);                                                               \
+      return;                                                                         \
+    }                                                                                 \
     const int asked = n > 4096 ? 4096 : static_cast<int>(n);                          \
     const int v = pw::hooks::blas_user_set(#name, asked, __builtin_return_address(0), \
                                            reinterpret_cast<const void*>(real));      \

@@ -56,6 +56,7 @@ std::string creator_of(const void* caller_pc) {
           if (is_wrapper(l)) return _URC_NO_REASON;
           walk->found = std::move(l);
         } catch (...) {
+          // Fail open: only running out of memory throws here; the host's call goes on as asked.
         }
         return _URC_END_OF_STACK;
       },

@@ -24,12 +24,14 @@
 
 #include <string>
 
+#include "governor/graph_adoption.h"
 #include "governor/setting.h"
 #include "graph/graph.h"
 #include "hooks/abi.h"
+#include "hooks/guard.h"
 #include "hooks/hook.h"
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace pw::hooks {
 namespace {
@@ -119,8 +121,13 @@ void govern_session(const void* model, size_t size, pwe_session_options* opts, c
   if (!read) {
     rt::framework_note("engine", "graph", "unreadable", false,
                        "planning without the graph: " + err);
-  } else if (summary.heavy == 0) {
-    rt::framework_note("engine", what, "no heavy operators", false, "plan unchanged");
+  } else if (const gov::GraphAdoption a =
+                 gov::graph_adoption(!rt::options().model.empty(), summary.heavy);
+             a != gov::GraphAdoption::kAdopt) {
+    rt::framework_note("engine", what,
+                       a == gov::GraphAdoption::kNoHeavy ? "no heavy operators"
+                                                         : "W=" + std::to_string(summary.avg_width),
+                       false, gov::graph_adoption_text(a));
   } else {
     // Step 3: re-plan with the session's width.
     summary.source = std::string("engine session (") + graph::format_name(g.format) +
@@ -148,14 +155,19 @@ PW_HOOK(pwe_session*, pwe_session_new,
         (const void* model, size_t size, pwe_session_options* opts, char* err, size_t errlen)) {
   auto real = PW_REAL(pwe_session_new);
   if (!real) {
+    PW_MISSING(pwe_session_new);
     if (err && errlen) err[0] = '\0';
     return nullptr;
   }
-  if (opts && model && size && pw::rt::selected() && pw::rt::ensure_active()) {
-    try {
-      pw::hooks::govern_session(model, size, opts, reinterpret_cast<const void*>(real));
-    } catch (...) {
-      // Fail open: the session is created with whatever options it has.
+  {
+    // Released before the original runs: the session's own threads are governed.
+    pw::hooks::Guard guard;
+    if (guard.entered() && opts && model && size && pw::rt::selected() && pw::rt::ensure_active()) {
+      try {
+        pw::hooks::govern_session(model, size, opts, reinterpret_cast<const void*>(real));
+      } catch (...) {
+        // Fail open: the session is created with whatever options it has.
+      }
     }
   }
   return real(model, size, opts, err, errlen);

@@ -13,9 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hooks/guard.h"
 #include "hooks/real.h"
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
+#include "topology/affinity.h"
 
 namespace pw::hooks {
 namespace {
@@ -29,12 +31,19 @@ template <typename Exec>
 int exec_governed(char* const envp[], Exec exec) {
   rt::ExecPrep prep;
   char* const* from = envp ? envp : environ;
-  if (!rt::exec_prepare(from, &prep)) return exec(envp);
+  bool prepared = false;
+  {
+    // Left before the exec: in a vfork child this thread's flag is the
+    // parent's, and a successful exec would never clear it.
+    Guard guard;
+    prepared = guard.entered() && rt::exec_prepare(from, &prep);
+  }
+  if (!prepared) return exec(envp);
   cpu_set_t saved;
   bool restore = false;
-  if (prep.set_mask && sched_getaffinity(0, sizeof saved, &saved) == 0 &&
-      !CPU_EQUAL(&saved, &prep.mask))
-    restore = sched_setaffinity(0, sizeof prep.mask, &prep.mask) == 0;
+  // The allocation-free calls: this may run in a vfork child.
+  if (prep.set_mask && topo::affinity_get_fixed(0, &saved) == 0 && !CPU_EQUAL(&saved, &prep.mask))
+    restore = topo::affinity_set_fixed(0, prep.mask) == 0;
   char* const* use = envp;
   size_t n = 0;
   while (from && from[n]) ++n;
@@ -51,7 +60,7 @@ int exec_governed(char* const envp[], Exec exec) {
   }
   const int rc = exec(use);
   const int err = errno;
-  if (restore) sched_setaffinity(0, sizeof saved, &saved);
+  if (restore) topo::affinity_set_fixed(0, saved);
   errno = err;
   return rc;
 }
@@ -59,32 +68,40 @@ int exec_governed(char* const envp[], Exec exec) {
 }  // namespace
 
 void bind_exec() {
-  real_for_caller(&PW_REAL_SLOT(execve), nullptr);
-  real_for_caller(&PW_REAL_SLOT(execv), nullptr);
-  real_for_caller(&PW_REAL_SLOT(execvp), nullptr);
-  real_for_caller(&PW_REAL_SLOT(execvpe), nullptr);
+  (void)PW_REAL_AT(execve, nullptr);
+  (void)PW_REAL_AT(execv, nullptr);
+  (void)PW_REAL_AT(execvp, nullptr);
+  (void)PW_REAL_AT(execvpe, nullptr);
 }
 
 }  // namespace pw::hooks
 
 PW_HOOK(int, execve, (const char* path, char* const argv[], char* const envp[])) {
-  return pw::hooks::exec_governed(
-      envp, [&](char* const* env) { return PW_REAL(execve)(path, argv, env); });
+  auto real = PW_REAL(execve);
+  if (!real) return PW_MISSING(execve), -1;
+  return pw::hooks::exec_governed(envp, [&](char* const* env) { return real(path, argv, env); });
 }
 
 PW_HOOK(int, execv, (const char* path, char* const argv[])) {
+  auto with_env = PW_REAL(execve);
+  auto real = PW_REAL(execv);
+  if (!real || !with_env) return PW_MISSING(execv), -1;
   return pw::hooks::exec_governed(nullptr, [&](char* const* env) {
-    return env ? PW_REAL(execve)(path, argv, env) : PW_REAL(execv)(path, argv);
+    return env ? with_env(path, argv, env) : real(path, argv);
   });
 }
 
 PW_HOOK(int, execvp, (const char* file, char* const argv[])) {
+  auto with_env = PW_REAL(execvpe);
+  auto real = PW_REAL(execvp);
+  if (!real || !with_env) return PW_MISSING(execvp), -1;
   return pw::hooks::exec_governed(nullptr, [&](char* const* env) {
-    return env ? PW_REAL(execvpe)(file, argv, env) : PW_REAL(execvp)(file, argv);
+    return env ? with_env(file, argv, env) : real(file, argv);
   });
 }
 
 PW_HOOK(int, execvpe, (const char* file, char* const argv[], char* const envp[])) {
-  return pw::hooks::exec_governed(
-      envp, [&](char* const* env) { return PW_REAL(execvpe)(file, argv, env); });
+  auto real = PW_REAL(execvpe);
+  if (!real) return PW_MISSING(execvpe), -1;
+  return pw::hooks::exec_governed(envp, [&](char* const* env) { return real(file, argv, env); });
 }

@@ -18,10 +18,12 @@
 // must not touch our state. It is recognised by its pid, which differs from
 // the one recorded at load and in the fork handler (rt::own_pid).
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "hooks/guard.h"
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace {
 
@@ -46,12 +48,19 @@ bool maybe_in_signal_handler() {
 
 PW_HOOK(void, _exit, (int status)) {
   auto real = PW_REAL(_exit);
-  if (pw::rt::selected() && pw::rt::own_pid() == getpid() && !maybe_in_signal_handler()) {
-    try {
-      pw::rt::on_exit();
-    } catch (...) {
+  {
+    pw::hooks::Guard guard;
+    if (guard.entered() && pw::rt::selected() && pw::rt::own_pid() == getpid() &&
+        !maybe_in_signal_handler()) {
+      try {
+        pw::rt::on_exit();
+      } catch (...) {
+        // Fail open: the host's exit status is its own, report or not.
+      }
     }
   }
   if (real) real(status);
-  for (;;) pause();  // unreachable: _exit does not return
+  PW_MISSING(_exit);
+  syscall(SYS_exit_group, status);
+  for (;;) pause();  // unreachable: the process has exited
 }

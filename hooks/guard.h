@@ -1,4 +1,8 @@
-// hooks/guard: the thread-local recursion guard every hook takes.
+// hooks/guard: the thread-local recursion guard a hook holds while it is in
+// parwidth's own code. Every hook that enters the runtime takes one (the
+// Python entry points through the functions they call), and releases it
+// before the original runs wherever the original may create threads (they
+// are the host's, and governed) or never return (an exec in a vfork child).
 #pragma once
 
 namespace pw::hooks {

@@ -7,11 +7,15 @@
 extern "C" __attribute__((visibility("hidden"))) void* pw_kmpc_fork_call_prehook(
     const void* caller_pc) {
   pw::hooks::omp_before_region(caller_pc);
-  return pw::hooks::real_for_caller(&PW_REAL_SLOT(__kmpc_fork_call), caller_pc);
+  void* real = reinterpret_cast<void*>(PW_REAL_AT(__kmpc_fork_call, caller_pc));
+  if (!real) PW_MISSING(__kmpc_fork_call);  // the stub traps (ud2): nothing to call
+  return real;
 }
 
 extern "C" __attribute__((visibility("hidden"))) void* pw_kmpc_fork_teams_prehook(
     const void* caller_pc) {
   pw::hooks::omp_before_region(caller_pc);
-  return pw::hooks::real_for_caller(&PW_REAL_SLOT(__kmpc_fork_teams), caller_pc);
+  void* real = reinterpret_cast<void*>(PW_REAL_AT(__kmpc_fork_teams, caller_pc));
+  if (!real) PW_MISSING(__kmpc_fork_teams);  // the stub returns to the caller instead
+  return real;
 }

@@ -5,8 +5,9 @@
 #include <errno.h>
 #include <sched.h>
 
+#include "hooks/guard.h"
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace {
 
@@ -22,14 +23,15 @@ bool setns_needs_one_thread(int nstype) {
 PW_HOOK(int, unshare, (int flags)) {
   auto real = PW_REAL(unshare);
   if (!real) {
-    errno = ENOSYS;
+    PW_MISSING(unshare);
     return -1;
   }
   if (!(flags & kSingleThreadedUnshare)) return real(flags);
-  pw::rt::single_threaded_begin();
+  pw::hooks::Guard guard;  // held across: the original creates no thread
+  if (guard.entered()) pw::rt::single_threaded_begin();
   const int rc = real(flags);
   const int err = errno;
-  pw::rt::single_threaded_end();
+  if (guard.entered()) pw::rt::single_threaded_end();
   errno = err;
   return rc;
 }
@@ -37,14 +39,15 @@ PW_HOOK(int, unshare, (int flags)) {
 PW_HOOK(int, setns, (int fd, int nstype)) {
   auto real = PW_REAL(setns);
   if (!real) {
-    errno = ENOSYS;
+    PW_MISSING(setns);
     return -1;
   }
   if (!setns_needs_one_thread(nstype)) return real(fd, nstype);
-  pw::rt::single_threaded_begin();
+  pw::hooks::Guard guard;  // held across: the original creates no thread
+  if (guard.entered()) pw::rt::single_threaded_begin();
   const int rc = real(fd, nstype);
   const int err = errno;
-  pw::rt::single_threaded_end();
+  if (guard.entered()) pw::rt::single_threaded_end();
   errno = err;
   return rc;
 }

@@ -16,10 +16,12 @@
 #include <cstring>
 #include <string>
 
+#include "governor/setting.h"
 #include "hooks/guard.h"
 #include "hooks/imports.h"
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
+#include "topology/affinity.h"
 
 namespace pw::hooks {
 namespace {
@@ -174,18 +176,13 @@ void llvm_disabled_note(void* fn) {
   if (!g_llvm_child_handler.exchange(true)) pthread_atfork(nullptr, nullptr, llvm_disable_in_child);
 }
 
-bool libomp_disable(void* fn, OmpVendor vendor) {
+bool libomp_disable(void* fn, OmpVendor vendor, const void* caller_pc) {
   auto set = reinterpret_cast<void (*)(const char*)>(fn);
   if (vendor == OmpVendor::kIntel) {
     set("KMP_AFFINITY=disabled");
-    Dl_info di;
-    void* handle = nullptr;
-    if (dladdr(fn, &di) && di.dli_fname) handle = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    if (!handle) return true;
-    auto max_proc = reinterpret_cast<int (*)()>(dlsym(handle, "kmp_get_affinity_max_proc"));
-    const bool off = !max_proc || max_proc() == 0;
-    dlclose(handle);
-    return off;
+    // Found as kmp_set_defaults was (the same caller): the same runtime's.
+    auto max_proc = PW_REAL_AT(kmp_get_affinity_max_proc, caller_pc);
+    return !max_proc || max_proc() == 0;
   }
   llvm_disable(set);
   llvm_disabled_note(fn);
@@ -200,16 +197,10 @@ void libomp_init_wide(const void* caller_pc) {
   if (rt::current_pool() < 0 || rt::process_cpus().empty()) return;
   auto procs = PW_REAL_AT(omp_get_num_procs, caller_pc);
   if (!procs) return;
-  cpu_set_t mine;
-  CPU_ZERO(&mine);
-  if (sched_getaffinity(0, sizeof mine, &mine) != 0) return;
-  cpu_set_t wide;
-  CPU_ZERO(&wide);
-  for (int c : rt::process_cpus())
-    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &wide);
-  if (sched_setaffinity(0, sizeof wide, &wide) != 0) return;
+  std::vector<int> mine;
+  if (topo::affinity_get(0, &mine) != 0 || topo::affinity_set(0, rt::process_cpus()) != 0) return;
   procs();
-  sched_setaffinity(0, sizeof mine, &mine);
+  topo::affinity_set(0, mine);
 }
 
 // Once per libomp runtime (a process may carry a system libomp and a wheel's
@@ -239,7 +230,7 @@ void libomp_first_sight(const void* caller_pc, bool at_fork) {
     if (off) {
       const OmpVendor vendor = omp_vendor_of(fn);
       const char* name = vendor == OmpVendor::kIntel ? "libiomp5" : "libomp";
-      if (libomp_disable(fn, vendor)) {
+      if (libomp_disable(fn, vendor, caller_pc)) {
         rt::framework_note(name, "KMP_AFFINITY (kmp_set_defaults)", "disabled", true,
                            "the runtime would bind every thread to the first pinned thread's "
                            "core");
@@ -291,11 +282,12 @@ void omp_before_region(const void* caller_pc) {
   // master handed down: the master's cap, or what the user set on it.
   if (inside_region(caller_pc)) return;
   t_applied_gen = gen;
-  const int cap = rt::omp_cap();
-  if (cap <= 0 || (t_user_set && !rt::options().override_user)) return;
+  // The cap, unless the program set this thread's count (governor/setting).
+  const gov::SettingDecision d = rt::setting_decide(rt::omp_cap(), 0, t_user_set);
+  if (!d.changes()) return;
   // The runtime the caller uses (a wheel may bundle its own libgomp).
   auto set = PW_REAL_AT(omp_set_num_threads, caller_pc);
-  if (set) set(cap);
+  if (set) set(d.value);
 }
 
 bool omp_thread_left_to_runtime(const void* caller_pc, const char** why) {
@@ -342,14 +334,16 @@ using pw::hooks::omp_before_region;
 
 PW_HOOK(void, omp_set_num_threads, (int n)) {
   auto real = PW_REAL(omp_set_num_threads);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(omp_set_num_threads);
+    return;
+  }
   if (pw::rt::selected() && pw::rt::ensure_active()) {
     bool user = true;
     pw::hooks::framework_sets_omp_threads(__builtin_return_address(0), &user);
     pw::hooks::t_user_set = user;
-    // With PARWIDTH_OVERRIDE=1 the plan's cap wins over the program's own call.
-    const int cap = pw::rt::omp_cap();
-    if (cap > 0 && n > cap && pw::rt::options().override_user) n = cap;
+    // The program's own count, unless PARWIDTH_OVERRIDE=1 lowers it to the cap.
+    n = pw::rt::setting_decide(pw::rt::omp_cap(), n, true, pw::gov::SettingKind::kCeiling).value;
     pw::hooks::t_applied_gen = pw::rt::omp_generation();
   }
   real(n);
@@ -358,7 +352,7 @@ PW_HOOK(void, omp_set_num_threads, (int n)) {
 PW_HOOK(int, omp_get_max_threads, (void)) {
   omp_before_region(__builtin_return_address(0));
   auto real = PW_REAL(omp_get_max_threads);
-  return real ? real() : 1;
+  return real ? real() : (PW_MISSING(omp_get_max_threads), 1);
 }
 
 // Initialises libomp's affinity machinery (MKL's Intel threading layer asks
@@ -367,14 +361,19 @@ PW_HOOK(int, omp_get_max_threads, (void)) {
 PW_HOOK(int, omp_get_num_procs, (void)) {
   omp_before_region(__builtin_return_address(0));
   auto real = PW_REAL(omp_get_num_procs);
-  return real ? real() : 1;
+  return real ? real() : (PW_MISSING(omp_get_num_procs), 1);
 }
 
 // The compiler-facing entry points: apply the cap, then the original, unchanged.
 #define PW_GOMP_HOOK(name, params, args)            \
   PW_HOOK(void, name, params) {                     \
     omp_before_region(__builtin_return_address(0)); \
-    PW_REAL(name) args;                             \
+    auto real = PW_REAL(name);                      \
+    if (!real) {                                    \
+      PW_MISSING(name);                             \
+      return;                                       \
+    }                                               \
+    real args;                                      \
   }
 
 PW_GOMP_HOOK(GOMP_parallel, (void (*fn)(void*), void* data, unsigned n, unsigned flags),
@@ -416,5 +415,6 @@ PW_GOMP_HOOK(GOMP_parallel_loop_maybe_nonmonotonic_runtime,
 PW_HOOK(unsigned, GOMP_parallel_reductions,
         (void (*fn)(void*), void* data, unsigned n, unsigned flags)) {
   omp_before_region(__builtin_return_address(0));
-  return PW_REAL(GOMP_parallel_reductions)(fn, data, n, flags);
+  auto real = PW_REAL(GOMP_parallel_reductions);
+  return real ? real(fn, data, n, flags) : (PW_MISSING(GOMP_parallel_reductions), 0u);
 }

@@ -10,13 +10,14 @@
 #include <atomic>
 #include <string>
 
+#include "core/model_file.h"
+#include "core/planning.h"
+#include "governor/graph_adoption.h"
 #include "governor/pool_rebuild.h"
 #include "governor/setting.h"
 #include "graph/graph.h"
 #include "hooks/guard.h"
-#include "preload/model_file.h"
-#include "preload/planning.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace pw::hooks {
 namespace {
@@ -24,9 +25,11 @@ namespace {
 const char* const kName = "onnxruntime";
 
 void plan_from_model(const void* model, size_t size, bool is_path) {
-  if (!rt::options().model.empty()) {
+  // Asked before the model is read: with PARWIDTH_MODEL set, reading it is wasted.
+  const bool model_given = !rt::options().model.empty();
+  if (gov::graph_adoption(model_given, -1) == gov::GraphAdoption::kModelGiven) {
     rt::framework_note(kName, "graph (session model)", "", false,
-                       "PARWIDTH_MODEL given; the plan keeps that model's width");
+                       gov::graph_adoption_text(gov::GraphAdoption::kModelGiven));
     return;
   }
   // The session's own graph, costed as the engine's and TensorFlow's are, so
@@ -45,9 +48,10 @@ void plan_from_model(const void* model, size_t size, bool is_path) {
                                    "); planning without it");
     return;
   }
-  if (summary.heavy == 0) {
+  if (const gov::GraphAdoption a = gov::graph_adoption(model_given, summary.heavy);
+      a != gov::GraphAdoption::kAdopt) {
     rt::framework_note(kName, "graph (session model)", "no heavy operators", false,
-                       "nothing to plan from; plan unchanged");
+                       gov::graph_adoption_text(a));
     return;
   }
   summary.source = "onnxruntime session model";
@@ -176,6 +180,7 @@ void ort_session_used(const std::string& what) {
     rt::framework_note(kName, "session thread pools used", what, true,
                        "ORT's own session options after creation, and the threads it started");
   } catch (...) {
+    // Fail open: only running out of memory throws here; the host's call goes on as asked.
   }
 }
 

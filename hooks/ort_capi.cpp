@@ -26,7 +26,7 @@
 #include "hooks/guard.h"
 #include "hooks/ort.h"
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace pw::hooks {
 namespace {
@@ -268,13 +268,17 @@ void patch(const ApiBase* base) {
 
 PW_HOOK(const OrtApiBase*, OrtGetApiBase, (void)) {
   auto real = PW_REAL(OrtGetApiBase);
-  if (!real) return nullptr;
+  if (!real) {
+    PW_MISSING(OrtGetApiBase);
+    return nullptr;
+  }
   const OrtApiBase* base = real();
   pw::hooks::Guard guard;
   if (guard.entered()) {
     try {
       pw::hooks::patch(reinterpret_cast<const pw::hooks::ApiBase*>(base));
     } catch (...) {
+      // Fail open: only running out of memory throws here; the host's call goes on as asked.
     }
   }
   return base;

@@ -11,12 +11,14 @@
 #include <new>
 #include <string>
 
+#include "governor/pin.h"
 #include "hooks/blas.h"
 #include "hooks/creator.h"
 #include "hooks/guard.h"
 #include "hooks/omp.h"
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
+#include "topology/affinity.h"
 
 namespace pw::hooks {
 
@@ -28,39 +30,14 @@ struct Start {
   void* (*fn)(void*);
   void* arg;
   gov::Assignment where;
-  bool pin;
-  bool user_affinity;
-  bool runtime_binding;  // an OpenMP runtime binds it (the user's choice or its own)
-  bool creator_pinned;   // created by a pool member that parwidth pinned
-  bool prepinned;        // its affinity came with its attributes: it started on its core
+  gov::PinVerdict verdict;  // governor/pin's, from the facts prepare() gathered
+  bool prepinned;           // its affinity came with its attributes: it started on its core
   std::string creator;
-};
-
-// A CPU set holding `cpus`, of any size (CPU_ALLOC); `set` is null when out of memory.
-struct CpuMask {
-  explicit CpuMask(const std::vector<int>& cpus) {
-    int max = 0;
-    for (int c : cpus) max = c > max ? c : max;
-    set = CPU_ALLOC(max + 1);
-    if (!set) return;
-    size = CPU_ALLOC_SIZE(max + 1);
-    CPU_ZERO_S(size, set);
-    for (int c : cpus) CPU_SET_S(c, size, set);
-  }
-  ~CpuMask() {
-    if (set) CPU_FREE(set);
-  }
-  CpuMask(const CpuMask&) = delete;
-  CpuMask& operator=(const CpuMask&) = delete;
-  cpu_set_t* set = nullptr;
-  size_t size = 0;
 };
 
 // Sets the calling thread's affinity; returns 0 or an errno.
 int pin_self(const std::vector<int>& cpus) {
-  const CpuMask m(cpus);
-  if (!m.set) return ENOMEM;
-  return sched_setaffinity(0, m.size, m.set) == 0 ? 0 : errno;
+  return topo::affinity_set(0, cpus);
 }
 
 // True if the creator gave the thread an affinity of its own in its attributes.
@@ -85,6 +62,7 @@ void pin_check_at_exit(void*) {
   try {
     rt::own_pin_check();
   } catch (...) {
+    // Fail open: only running out of memory throws here; the host's call goes on as asked.
   }
 }
 
@@ -131,9 +109,8 @@ bool attr_copy(const pthread_attr_t* src, pthread_attr_t* dst) {
 // then starts on its core, instead of on its creator's and migrating there
 // once it runs (most of what pinning used to add to pthread_create).
 bool attr_with_cpus(const pthread_attr_t* src, const std::vector<int>& cpus, pthread_attr_t* dst) {
-  const CpuMask m(cpus);
-  if (!m.set || !attr_copy(src, dst)) return false;
-  if (pthread_attr_setaffinity_np(dst, m.size, m.set) != 0) {
+  if (cpus.empty() || !attr_copy(src, dst)) return false;
+  if (topo::affinity_attr_set(dst, cpus) != 0) {
     pthread_attr_destroy(dst);
     return false;
   }
@@ -155,24 +132,21 @@ void* trampoline(void* p) {
     std::vector<int> cpus;
     if (s->prepinned) {
       rec.pinned = true;
-    } else if (s->pin && rt::cpus_for(s->where, &cpus)) {
+    } else if (s->verdict.pin && rt::cpus_for(s->where, &cpus)) {
       int err = pin_self(cpus);
       rec.pinned = err == 0;
       if (err) rec.pin_error = strerror(err);
       if (rec.pinned) pin_check_arm();
-    } else if (s->user_affinity) {
-      rec.pin_error = "the creator set the thread's affinity; kept";
-    } else if (s->runtime_binding) {
-      rec.pin_error = "the OpenMP runtime's own binding stands (the user's choice or its own)";
-      // Created by a thread we pinned: without us it would have inherited
-      // the process's set, and the runtime may bind nothing itself.
-      if (s->creator_pinned && !rt::process_cpus().empty()) pin_self(rt::process_cpus());
+    } else if (s->verdict.why) {
+      rec.pin_error = s->verdict.why;
+      if (s->verdict.widen && !rt::process_cpus().empty()) pin_self(rt::process_cpus());
     }
     try {
       rec.creator = std::move(s->creator);
       rt::thread_record(rec);
       if (rec.pinned) rt::thread_catch_up(rec.tid, rec.generation);
     } catch (...) {
+      // Fail open: only running out of memory throws here; the host's call goes on as asked.
     }
     s->~Start();
     free(s);
@@ -181,10 +155,6 @@ void* trampoline(void* p) {
 }
 
 }  // namespace
-
-counters::ThreadCreateFn real_pthread_create() {
-  return PW_REAL_AT(pthread_create, nullptr);
-}
 
 bool called_from_main_program(const void* pc) {
   struct dl_find_object o;
@@ -208,14 +178,16 @@ __attribute__((noinline)) Start* prepare(const pthread_attr_t* attr, void* (*sta
   if (!mem) return nullptr;
   Start* s = nullptr;
   try {
-    s = new (mem) Start{start, arg, {}, false, false, false, false, false, {}};
+    s = new (mem) Start{start, arg, {}, {}, false, {}};
     s->where = rt::thread_assign(rt::current_pool());
-    s->user_affinity = attr_has_affinity(attr);
+    gov::PinFacts facts;
+    facts.governing = rt::governing();
+    facts.pin_off = rt::pin_mode() == opt::Pin::kNone;
+    facts.user_affinity = attr_has_affinity(attr);
     const char* left = nullptr;
-    s->runtime_binding = omp_thread_left_to_runtime(caller, &left);
-    s->pin = rt::governing() && !s->user_affinity && !s->runtime_binding;
-    s->creator_pinned =
-        rt::governing() && rt::current_pool() >= 0 && rt::pin_mode() != opt::Pin::kNone;
+    facts.runtime_binding = omp_thread_left_to_runtime(caller, &left);
+    facts.creator_in_pool = rt::current_pool() >= 0;
+    s->verdict = gov::pin_verdict(facts);
     s->creator = creator_of(caller);
   } catch (...) {
     if (s) s->~Start();
@@ -224,7 +196,8 @@ __attribute__((noinline)) Start* prepare(const pthread_attr_t* attr, void* (*sta
   }
   try {
     std::vector<int> cpus;
-    s->prepinned = s->pin && rt::cpus_for(s->where, &cpus) && attr_with_cpus(attr, cpus, own);
+    s->prepinned =
+        s->verdict.pin && rt::cpus_for(s->where, &cpus) && attr_with_cpus(attr, cpus, own);
   } catch (...) {
     s->prepinned = false;
   }
@@ -274,7 +247,7 @@ PW_HOOK(int, pthread_create,
         (pthread_t * thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg)) {
   const void* caller = __builtin_return_address(0);
   auto real = PW_REAL_AT(pthread_create, caller);
-  if (!real) return EAGAIN;
+  if (!real) return PW_MISSING(pthread_create);
   if (pw::rt::selected()) pw::hooks::main_program_sweep(caller);
   Guard guard;
   if (!guard.entered() || !pw::rt::selected() || !pw::rt::ensure_active())

@@ -26,7 +26,7 @@
 #include "hooks/abi.h"
 #include "hooks/blas.h"
 #include "hooks/ort.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace pw::hooks {
 namespace {
@@ -94,6 +94,7 @@ extern "C" __attribute__((visibility("default"))) int parwidth_python(const char
       return 0;
     }
   } catch (...) {
+    // Fail open: only running out of memory throws here; the host's call goes on as asked.
   }
   return -1;
 }

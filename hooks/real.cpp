@@ -4,19 +4,24 @@
 #include "hooks/real.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 #include "hooks/dynsym.h"
 #include "hooks/slots.h"
 
-#define PW_BIND(name, version) ::pw::hooks::RealSlot PW_REAL_SLOT(name){#name, version};
+#define PW_BIND(name, version, need) \
+  ::pw::hooks::RealSlot PW_REAL_SLOT(name){#name, version, ::pw::hooks::Need::need};
 #include "hooks/bind_list.h"
 #undef PW_BIND
-#define PW_CALL(name) ::pw::hooks::RealSlot PW_REAL_SLOT(name){#name, nullptr};
+#define PW_CALL(name) \
+  ::pw::hooks::RealSlot PW_REAL_SLOT(name){#name, nullptr, ::pw::hooks::Need::kOptional};
 #include "hooks/call_list.h"
 #undef PW_CALL
 
@@ -24,7 +29,7 @@ namespace pw::hooks {
 namespace {
 
 RealSlot* const kSlots[] = {
-#define PW_BIND(name, version) &PW_REAL_SLOT(name),
+#define PW_BIND(name, version, need) &PW_REAL_SLOT(name),
 #include "hooks/bind_list.h"
 #undef PW_BIND
 };
@@ -273,10 +278,32 @@ bool is_self(const void* pc) {
   return pc >= r.start && pc < r.end;
 }
 
+int original_missing(RealSlot* slot) noexcept {
+  if (!slot->reported.exchange(true)) {
+    char line[256];
+    const int n =
+        snprintf(line, sizeof line,
+                 "parwidth: warning: no original %s found; the call fails (ENOSYS)\n", slot->name);
+    if (n > 0) {
+      const ssize_t w =
+          write(STDERR_FILENO, line,
+                static_cast<size_t>(n) < sizeof line ? static_cast<size_t>(n) : sizeof line - 1);
+      (void)w;  // stderr closed or full: nothing else to tell
+    }
+  }
+  errno = ENOSYS;
+  return ENOSYS;
+}
+
 void bind_all() {
   static std::atomic<bool> done{false};
   if (done.load(std::memory_order_acquire)) return;
-  for (RealSlot* s : kSlots) bind_one(s);
+  for (RealSlot* s : kSlots) {
+    bind_one(s);
+    // libc's own: a process without it is reported by name now, not at the call.
+    if (s->need == Need::kRequired && !s->global.load(std::memory_order_relaxed))
+      original_missing(s);
+  }
   int objects = 0;
   dl_iterate_phdr(
       [](struct dl_phdr_info*, size_t, void* n) -> int { return ++*static_cast<int*>(n), 0; },

@@ -17,13 +17,23 @@ namespace pw::hooks {
 // unloaded since it was written (the loader reuses a closed object's
 // link_map and addresses for the next one), and a "not found" only while
 // nothing has been loaded either.
+enum class Need { kRequired, kOptional };  // bind_list.h's column
+
 struct RealSlot {
-  constexpr RealSlot(const char* n, const char* v) : name(n), version(v) {}
+  constexpr RealSlot(const char* n, const char* v, Need w) : name(n), version(v), need(w) {}
   const char* name;
   const char* version;  // glibc symbol version to ask for first, or nullptr
+  Need need;
   std::atomic<void*> global{nullptr};
   std::atomic<bool> bound{false};
+  std::atomic<bool> reported{false};  // its absence was said (original_missing)
 };
+
+// The one policy for a call that finds no original (hook.h, PW_MISSING): one
+// line on stderr naming it, once per name (no allocation, no lock: exec hooks
+// run in vfork children), errno = ENOSYS; returns ENOSYS for the hooks that
+// return an error number.
+int original_missing(RealSlot* slot) noexcept;
 
 // How many times a per-caller original was looked up in the loaded objects'
 // symbol tables (the slow path; a cached answer does not count).
@@ -49,9 +59,5 @@ const char* object_name_of(const void* pc);
 
 // True if pc lies inside libparwidth.so itself.
 bool is_self(const void* pc);
-
-// The real pthread_create, for threads of parwidth's own (the monitor): they
-// are not governed by our hook.
-counters::ThreadCreateFn real_pthread_create();
 
 }  // namespace pw::hooks

@@ -7,7 +7,7 @@
 #include "hooks/abi.h"
 #include "hooks/hook.h"
 
-#define PW_BIND(name, version) PW_DECLARE_REAL(name);
+#define PW_BIND(name, version, need) PW_DECLARE_REAL(name);
 #include "hooks/bind_list.h"
 #undef PW_BIND
 #define PW_CALL(name) PW_DECLARE_REAL(name);

@@ -7,9 +7,12 @@
 #include <spawn.h>
 #include <unistd.h>
 
+#include <vector>
+
 #include "hooks/guard.h"
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
+#include "topology/affinity.h"
 
 namespace pw::hooks {
 namespace {
@@ -17,28 +20,24 @@ namespace {
 class WidenForSpawn {
  public:
   explicit WidenForSpawn(char* const envp[]) {
-    if (!rt::selected() || !rt::governing()) return;
+    Guard guard;  // only while the child's mask is decided: the spawn itself is the host's
+    if (!guard.entered() || !rt::selected() || !rt::governing()) return;
     try {
-      cpu_set_t wide;
-      CPU_ZERO(&wide);
-      for (int c : rt::spawn_cpus(envp ? envp : environ))
-        if (c < CPU_SETSIZE) CPU_SET(c, &wide);
-      CPU_ZERO(&saved_);
-      if (CPU_COUNT(&wide) == 0 || sched_getaffinity(0, sizeof saved_, &saved_) != 0 ||
-          CPU_EQUAL(&wide, &saved_))
-        return;
-      if (sched_setaffinity(0, sizeof wide, &wide) == 0) restore_ = true;
+      const std::vector<int> wide = rt::spawn_cpus(envp ? envp : environ);
+      if (wide.empty() || topo::affinity_get(0, &saved_) != 0 || wide == saved_) return;
+      restore_ = topo::affinity_set(0, wide) == 0;
     } catch (...) {
+      // Fail open: the child starts on the calling thread's mask, as without us.
     }
   }
   ~WidenForSpawn() {
-    if (restore_) sched_setaffinity(0, sizeof saved_, &saved_);
+    if (restore_) topo::affinity_set(0, saved_);
   }
   WidenForSpawn(const WidenForSpawn&) = delete;
   WidenForSpawn& operator=(const WidenForSpawn&) = delete;
 
  private:
-  cpu_set_t saved_;
+  std::vector<int> saved_;
   bool restore_ = false;
 };
 
@@ -48,13 +47,17 @@ class WidenForSpawn {
 PW_HOOK(int, posix_spawn,
         (pid_t * pid, const char* path, const posix_spawn_file_actions_t* actions,
          const posix_spawnattr_t* attr, char* const argv[], char* const envp[])) {
+  auto real = PW_REAL(posix_spawn);
+  if (!real) return PW_MISSING(posix_spawn);
   pw::hooks::WidenForSpawn widen(envp);
-  return PW_REAL(posix_spawn)(pid, path, actions, attr, argv, envp);
+  return real(pid, path, actions, attr, argv, envp);
 }
 
 PW_HOOK(int, posix_spawnp,
         (pid_t * pid, const char* file, const posix_spawn_file_actions_t* actions,
          const posix_spawnattr_t* attr, char* const argv[], char* const envp[])) {
+  auto real = PW_REAL(posix_spawnp);
+  if (!real) return PW_MISSING(posix_spawnp);
   pw::hooks::WidenForSpawn widen(envp);
-  return PW_REAL(posix_spawnp)(pid, file, actions, attr, argv, envp);
+  return real(pid, file, actions, attr, argv, envp);
 }

@@ -15,60 +15,33 @@
 #include <string>
 #include <vector>
 
+#include "core/model_file.h"
+#include "governor/graph_adoption.h"
 #include "governor/setting.h"
 #include "graph/graph.h"
-#include "graph/proto_reader.h"
 #include "hooks/guard.h"
 #include "hooks/slots.h"
-#include "preload/functions.h"
-#include "preload/model_file.h"
-#include "preload/runtime.h"
+#include "hooks/tf_config.h"
+#include "runtime/api.h"
+#include "runtime/functions.h"
 
 namespace pw::hooks {
 namespace {
 
-// ConfigProto field numbers, read from the wheel's own descriptor
-// (tensorflow/core/protobuf/config.proto): both int32, varint-encoded.
-constexpr int kIntraField = 2;  // intra_op_parallelism_threads
-constexpr int kInterField = 5;  // inter_op_parallelism_threads
+using tf::config_scan;
+using tf::field_append;
+using tf::forget_options;
+using tf::kInterField;
+using tf::kIntraField;
+using tf::mark_ctx_configured;
+using tf::remember_session_config;
+using tf::session_config_of;
+using tf::take_ctx_configured;
+using tf::UserConfig;
 
 int status_code(TF_Status* st, const void* pc) {
   auto get_code = PW_REAL_AT(TF_GetCode, pc);
   return get_code && st ? get_code(st) : -1;
-}
-
-// --- the program's ConfigProto ---------------------------------------------
-
-struct UserConfig {
-  bool readable = true;  // false: not a protobuf we can walk; nothing is changed
-  long intra = 0;        // last value of each field, 0 = not set (the system picks)
-  long inter = 0;
-};
-
-// Top-level fields only (graph/'s wire reader); the two we care about are varints.
-UserConfig config_scan(const void* data, size_t n) {
-  UserConfig c;
-  graph::proto::Reader r(std::string_view(static_cast<const char*>(data), data ? n : 0), 0);
-  graph::proto::Field f;
-  while (r.next(&f)) {
-    if (f.wire != graph::proto::kVarint) continue;
-    // int32 fields: a negative value is sign-extended to 64 bits.
-    if (f.number == kIntraField) c.intra = static_cast<long>(static_cast<int32_t>(f.varint));
-    if (f.number == kInterField) c.inter = static_cast<long>(static_cast<int32_t>(f.varint));
-  }
-  c.readable = r.ok();
-  return c;
-}
-
-void field_append(std::string* s, int field, uint64_t v) {
-  uint64_t key = static_cast<uint64_t>(field) << 3;
-  for (uint64_t x : {key, v}) {
-    while (x >= 0x80) {
-      s->push_back(static_cast<char>((x & 0x7f) | 0x80));
-      x >>= 7;
-    }
-    s->push_back(static_cast<char>(x));
-  }
 }
 
 long env_threads(const char* name) {
@@ -147,10 +120,8 @@ std::string config_extra(const char* what, const UserConfig& user) {
           std::string(gov::setting_verdict_text(d.verdict)) + " (" + plan_reason() + ")");
       continue;
     }
-    // Without a graph there is no evidence about inter-op parallelism: a
-    // 1-pool plan would serialise a tf.function's parallel branches (measured
-    // 0.8x in eager mode), so TensorFlow's own inter-op default stays.
-    if (k.field == kInterField && mine.empty() && !rt::graph_known() && rt::options().pools == 0) {
+    if (k.field == kInterField &&
+        gov::interop_default_kept(!mine.empty(), rt::graph_known(), rt::options().pools > 0)) {
       rt::framework_note(who, setting, "TensorFlow's default", false,
                          "no model graph known: TensorFlow's inter-op default kept "
                          "(PARWIDTH_MODEL or PARWIDTH_POOLS plans it)");
@@ -166,76 +137,6 @@ std::string config_extra(const char* what, const UserConfig& user) {
   return extra;
 }
 
-// --- configs the program set, per options object -----------------------------
-
-std::mutex g_mu;
-struct Remembered {
-  const void* opts;
-  std::string config;
-};
-// TF_SessionOptions -> last TF_SetConfig bytes
-std::vector<Remembered>& session_configs() {
-  static auto* v = new std::vector<Remembered>();
-  return *v;
-}
-// TFE_ContextOptions already given our fields
-std::vector<const void*>& ctx_configured() {
-  static auto* v = new std::vector<const void*>();
-  return *v;
-}
-constexpr size_t kRemember = 64;  // options objects alive at once, in practice a few
-
-void remember_session_config(const void* opts, const void* proto, size_t len) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  for (Remembered& r : session_configs())
-    if (r.opts == opts) {
-      r.config.assign(static_cast<const char*>(proto), proto ? len : 0);
-      return;
-    }
-  if (session_configs().size() >= kRemember) session_configs().erase(session_configs().begin());
-  session_configs().push_back(
-      {opts, std::string(static_cast<const char*>(proto), proto ? len : 0)});
-}
-
-std::string session_config_of(const void* opts) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  for (const Remembered& r : session_configs())
-    if (r.opts == opts) return r.config;
-  return std::string();
-}
-
-void forget_options(const void* opts) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  for (size_t i = 0; i < session_configs().size(); ++i)
-    if (session_configs()[i].opts == opts) {
-      session_configs().erase(session_configs().begin() + static_cast<long>(i));
-      break;
-    }
-  for (size_t i = 0; i < ctx_configured().size(); ++i)
-    if (ctx_configured()[i] == opts) {
-      ctx_configured().erase(ctx_configured().begin() + static_cast<long>(i));
-      break;
-    }
-}
-
-bool take_ctx_configured(const void* opts) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  for (size_t i = 0; i < ctx_configured().size(); ++i)
-    if (ctx_configured()[i] == opts) {
-      ctx_configured().erase(ctx_configured().begin() + static_cast<long>(i));
-      return true;
-    }
-  return false;
-}
-
-void mark_ctx_configured(const void* opts) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  for (const void* o : ctx_configured())
-    if (o == opts) return;
-  if (ctx_configured().size() >= kRemember) ctx_configured().erase(ctx_configured().begin());
-  ctx_configured().push_back(opts);
-}
-
 // --- the session's graph -----------------------------------------------------
 
 // The graph's operators are costed (shapes from the graph, PARWIDTH_INPUT_SHAPES
@@ -248,14 +149,12 @@ void adopt_graph_of(graph::Graph* g, const std::string& source) {
                                         err + "); planning without it");
     return;
   }
-  if (!rt::options().model.empty()) {
-    rt::framework_note("tensorflow", "graph (" + source + ")", "W=" + std::to_string(sum.avg_width),
-                       false, "PARWIDTH_MODEL given; the plan keeps that model's width");
-    return;
-  }
-  if (sum.heavy == 0) {
-    rt::framework_note("tensorflow", "graph (" + source + ")", "no heavy operators", false,
-                       "nothing to plan from; plan unchanged");
+  const gov::GraphAdoption a = gov::graph_adoption(!rt::options().model.empty(), sum.heavy);
+  if (a != gov::GraphAdoption::kAdopt) {
+    rt::framework_note("tensorflow", "graph (" + source + ")",
+                       a == gov::GraphAdoption::kNoHeavy ? "no heavy operators"
+                                                         : "W=" + std::to_string(sum.avg_width),
+                       false, gov::graph_adoption_text(a));
     return;
   }
   sum.source = source;
@@ -350,7 +249,7 @@ void function_read_c(TF_Function* fn, const void* pc) {
 std::atomic<bool> g_recalled{false};
 void eager_recall() {
   if (g_recalled.exchange(true)) return;
-  if (!rt::options().model.empty() || rt::graph_known()) return;
+  if (!gov::graph_recalled(!rt::options().model.empty(), rt::graph_known())) return;
   planning::GraphSummary sum;
   std::string warning;
   const bool found = functions::recall(&sum, &warning);
@@ -411,6 +310,7 @@ T* fresh_options(T* o) {
     try {
       pw::hooks::forget_options(o);
     } catch (...) {
+      // Fail open: only running out of memory throws here; the host's call goes on as asked.
     }
   }
   return o;
@@ -418,13 +318,16 @@ T* fresh_options(T* o) {
 
 PW_HOOK(TF_SessionOptions*, TF_NewSessionOptions, (void)) {
   auto real = PW_REAL(TF_NewSessionOptions);
-  return real ? fresh_options(real()) : nullptr;
+  return real ? fresh_options(real()) : (PW_MISSING(TF_NewSessionOptions), nullptr);
 }
 
 PW_HOOK(void, TF_SetConfig,
         (TF_SessionOptions * options, const void* proto, size_t proto_len, TF_Status* status)) {
   auto real = PW_REAL(TF_SetConfig);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(TF_SetConfig);
+    return;
+  }
   {
     // Inside TFE_ContextOptionsSetConfig (which calls this) the guard is held.
     Guard guard;
@@ -432,6 +335,7 @@ PW_HOOK(void, TF_SetConfig,
       try {
         pw::hooks::remember_session_config(options, proto, proto_len);
       } catch (...) {
+        // Fail open: only running out of memory throws here; the host's call goes on as asked.
       }
     }
   }
@@ -441,7 +345,10 @@ PW_HOOK(void, TF_SetConfig,
 PW_HOOK(TF_Session*, TF_NewSession,
         (TF_Graph * graph, const TF_SessionOptions* opts, TF_Status* status)) {
   auto real = PW_REAL(TF_NewSession);
-  if (!real) return nullptr;
+  if (!real) {
+    PW_MISSING(TF_NewSession);
+    return nullptr;
+  }
   const void* pc = __builtin_return_address(0);
   {
     Guard guard;
@@ -450,6 +357,7 @@ PW_HOOK(TF_Session*, TF_NewSession,
         pw::hooks::plan_from_graph(graph, pc);
         pw::hooks::session_config_apply(const_cast<TF_SessionOptions*>(opts), "session", pc);
       } catch (...) {
+        // Fail open: only running out of memory throws here; the host's call goes on as asked.
       }
     }
   }
@@ -462,7 +370,10 @@ PW_HOOK(TF_Session*, TF_LoadSessionFromSavedModel,
          const char* export_dir, const char* const* tags, int tags_len, TF_Graph* graph,
          TF_Buffer* meta_graph_def, TF_Status* status)) {
   auto real = PW_REAL(TF_LoadSessionFromSavedModel);
-  if (!real) return nullptr;
+  if (!real) {
+    PW_MISSING(TF_LoadSessionFromSavedModel);
+    return nullptr;
+  }
   const void* pc = __builtin_return_address(0);
   {
     Guard guard;
@@ -476,6 +387,7 @@ PW_HOOK(TF_Session*, TF_LoadSessionFromSavedModel,
         pw::hooks::session_config_apply(const_cast<TF_SessionOptions*>(session_options), "session",
                                         pc);
       } catch (...) {
+        // Fail open: only running out of memory throws here; the host's call goes on as asked.
       }
     }
   }
@@ -485,13 +397,16 @@ PW_HOOK(TF_Session*, TF_LoadSessionFromSavedModel,
 
 PW_HOOK(TFE_ContextOptions*, TFE_NewContextOptions, (void)) {
   auto real = PW_REAL(TFE_NewContextOptions);
-  return real ? fresh_options(real()) : nullptr;
+  return real ? fresh_options(real()) : (PW_MISSING(TFE_NewContextOptions), nullptr);
 }
 
 PW_HOOK(void, TFE_ContextOptionsSetConfig,
         (TFE_ContextOptions * options, const void* proto, size_t proto_len, TF_Status* status)) {
   auto real = PW_REAL(TFE_ContextOptionsSetConfig);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(TFE_ContextOptionsSetConfig);
+    return;
+  }
   const void* pc = __builtin_return_address(0);
   Guard guard;  // held through the real call: its inner TF_SetConfig is not the program's
   std::string combined;
@@ -523,7 +438,10 @@ PW_HOOK(void, TFE_ContextOptionsSetConfig,
 
 PW_HOOK(TFE_Context*, TFE_NewContext, (const TFE_ContextOptions* opts, TF_Status* status)) {
   auto real = PW_REAL(TFE_NewContext);
-  if (!real) return nullptr;
+  if (!real) {
+    PW_MISSING(TFE_NewContext);
+    return nullptr;
+  }
   const void* pc = __builtin_return_address(0);
   {
     Guard guard;
@@ -545,6 +463,7 @@ PW_HOOK(TFE_Context*, TFE_NewContext, (const TFE_ContextOptions* opts, TF_Status
           }
         }
       } catch (...) {
+        // Fail open: only running out of memory throws here; the host's call goes on as asked.
       }
     }
   }
@@ -558,7 +477,10 @@ PW_HOOK(TFE_Context*, TFE_NewContext, (const TFE_ContextOptions* opts, TF_Status
 PW_HOOK(void, TFE_ContextAddFunctionDef,
         (TFE_Context * ctx, const char* serialized_function_def, size_t size, TF_Status* status)) {
   auto real = PW_REAL(TFE_ContextAddFunctionDef);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(TFE_ContextAddFunctionDef);
+    return;
+  }
   const void* pc = __builtin_return_address(0);
   real(ctx, serialized_function_def, size, status);
   Guard guard;
@@ -567,6 +489,7 @@ PW_HOOK(void, TFE_ContextAddFunctionDef,
     try {
       pw::hooks::function_read(serialized_function_def, size, "TFE_ContextAddFunctionDef");
     } catch (...) {
+      // Fail open: only running out of memory throws here; the host's call goes on as asked.
     }
   }
 }
@@ -574,7 +497,10 @@ PW_HOOK(void, TFE_ContextAddFunctionDef,
 PW_HOOK(void, TFE_ContextAddFunction,
         (TFE_Context * ctx, TF_Function* function, TF_Status* status)) {
   auto real = PW_REAL(TFE_ContextAddFunction);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(TFE_ContextAddFunction);
+    return;
+  }
   const void* pc = __builtin_return_address(0);
   real(ctx, function, status);
   Guard guard;
@@ -583,6 +509,7 @@ PW_HOOK(void, TFE_ContextAddFunction,
     try {
       pw::hooks::function_read_c(function, pc);
     } catch (...) {
+      // Fail open: only running out of memory throws here; the host's call goes on as asked.
     }
   }
 }
@@ -599,7 +526,7 @@ PW_HOOK(void, PW_TF_THREADPOOL,
          bool low_latency_hint, void* allocator)) {
   auto real = PW_REAL(PW_TF_THREADPOOL);
   if (!real) {
-    pw::rt::warn_once("tf-pool", "tensorflow: tsl::thread::ThreadPool has no original; aborting");
+    PW_MISSING(PW_TF_THREADPOOL);  // a constructor cannot fail: the object would be garbage
     abort();
   }
   int saved_pool = -1;
@@ -625,6 +552,7 @@ PW_HOOK(void, PW_TF_THREADPOOL,
           pw::rt::framework_note("tensorflow", std::string("thread pool ") + n,
                                  std::to_string(num_threads), asked == num_threads, why);
       } catch (...) {
+        // Fail open: only running out of memory throws here; the host's call goes on as asked.
       }
       saved_pool = pw::rt::current_pool();
       pw::rt::current_pool_set(-1);

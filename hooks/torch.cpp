@@ -37,7 +37,7 @@
 #include "hooks/blas.h"
 #include "hooks/guard.h"
 #include "hooks/slots.h"
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace pw::hooks {
 namespace {
@@ -167,11 +167,12 @@ int threads_for(int n, const void* caller_pc, const void* real) {
     }
     g_torch.user_threads.store(n);
     if (g_torch.noted_threads.exchange(n) == n) {
-      // Same value again (a loop): decided and written down already.
-      return rt::governing() && rt::options().override_user ? rt::plan().threads : n;
+      // Same value again (a loop): the same decision, written down already.
+      return rt::setting_decide(rt::plan().threads, n, true).value;
     }
     return user_count_decide(setting, n, rt::plan().threads, "plan threads per pool");
   } catch (...) {
+    // Fail open: only running out of memory throws here; the host's call goes on as asked.
   }
   return n;
 }
@@ -194,6 +195,7 @@ int interop_for(int n, const void* caller_pc, const void* real) {
     g_torch.user_interop.store(n);
     return user_count_decide(setting, n, rt::plan().pools, "plan pools");
   } catch (...) {
+    // Fail open: only running out of memory throws here; the host's call goes on as asked.
   }
   return n;
 }
@@ -252,8 +254,10 @@ bool framework_sets_omp_threads(const void* caller_pc, bool* user_explicit) {
   if (!set || !same_object(caller_pc, reinterpret_cast<const void*>(set))) return false;
   // torch passing its count on: the user's only if the user set torch's count
   // (and it is kept), or in a forked worker, where torch's 1 thread is kept.
-  *user_explicit =
-      (g_torch.user_threads.load() > 0 && !rt::options().override_user) || forked_child();
+  const int user = g_torch.user_threads.load();
+  *user_explicit = rt::setting_decide(rt::plan().threads, user, user > 0).verdict ==
+                       gov::SettingVerdict::kKeep ||
+                   forked_child();
   return true;
 }
 
@@ -262,7 +266,10 @@ bool framework_sets_omp_threads(const void* caller_pc, bool* user_explicit) {
 PW_HOOK(void, _ZN2at16init_num_threadsEv, (void)) {
   const void* caller = __builtin_return_address(0);
   auto real = PW_REAL(_ZN2at16init_num_threadsEv);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(_ZN2at16init_num_threadsEv);
+    return;
+  }
   pw::hooks::t_in_init = true;
   real();
   pw::hooks::t_in_init = false;
@@ -272,21 +279,30 @@ PW_HOOK(void, _ZN2at16init_num_threadsEv, (void)) {
 PW_HOOK(void, _ZN2at15set_num_threadsEi, (int nthreads)) {
   const void* caller = __builtin_return_address(0);
   auto real = PW_REAL(_ZN2at15set_num_threadsEi);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(_ZN2at15set_num_threadsEi);
+    return;
+  }
   real(pw::hooks::threads_for(nthreads, caller, reinterpret_cast<const void*>(real)));
 }
 
 PW_HOOK(void, _ZN2at23set_num_interop_threadsEi, (int nthreads)) {
   const void* caller = __builtin_return_address(0);
   auto real = PW_REAL(_ZN2at23set_num_interop_threadsEi);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(_ZN2at23set_num_interop_threadsEi);
+    return;
+  }
   real(pw::hooks::interop_for(nthreads, caller, reinterpret_cast<const void*>(real)));
 }
 
 PW_HOOK(void, _ZN2at6launchESt8functionIFvvEE, (std::function<void()> func)) {
   const void* caller = __builtin_return_address(0);
   auto real = PW_REAL(_ZN2at6launchESt8functionIFvvEE);
-  if (!real) return;
+  if (!real) {
+    PW_MISSING(_ZN2at6launchESt8functionIFvvEE);
+    return;
+  }
   pw::hooks::before_launch(caller);
   real(std::move(func));
 }

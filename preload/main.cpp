@@ -1,7 +1,7 @@
 // preload/main: the LD_PRELOAD entry — constructor, destructor, fork handlers.
 #include <pthread.h>
 
-#include "preload/runtime.h"
+#include "runtime/api.h"
 
 namespace {
 

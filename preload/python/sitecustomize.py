@@ -1,5 +1,5 @@
 # parwidth's Python startup hook: libparwidth.so puts this directory first on
-# PYTHONPATH in Python processes it governs (preload/runtime.cpp); Python then
+# PYTHONPATH in Python processes it governs (runtime/lifecycle.cpp); Python then
 # runs this file at start-up, as tracing auto-instrumentation does.
 #
 # It (1) takes its directory out of PYTHONPATH and sys.path again, so the

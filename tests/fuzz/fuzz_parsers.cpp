@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "core/node.h"
+#include "core/options.h"
 #include "governor/machine_model.h"
-#include "preload/node.h"
-#include "preload/options.h"
 #include "topology/internal.h"
 #include "topology/topology.h"
 

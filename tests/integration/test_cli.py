@@ -146,7 +146,7 @@ def test_both_value_spellings_mean_the_same():
 
 
 def test_readme_options_table_lists_what_the_option_table_has():
-    """The option table (preload/options.cpp) is the one source: `parwidth run --help`
+    """The option table (core/options.cpp) is the one source: `parwidth run --help`
     prints it; the README's table must name the same options with the same defaults."""
     helped = {}
     lines = cli("run", "--help").stdout.splitlines()

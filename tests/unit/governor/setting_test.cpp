@@ -17,6 +17,7 @@ struct Row {
 
 constexpr SettingKind kSet = SettingKind::kSet;
 constexpr SettingKind kCap = SettingKind::kCap;
+constexpr SettingKind kCeiling = SettingKind::kCeiling;
 
 const Row kRows[] = {
     // the runtime's default gives way to the plan
@@ -41,6 +42,33 @@ const Row kRows[] = {
      SettingVerdict::kKeep, 8},
     {"no plan value", kSet, 0, 3, false, true, false, SettingVerdict::kNoPlan, 3},
     {"no plan value, user set", kCap, 0, 3, true, true, true, SettingVerdict::kNoPlan, 3},
+    // OpenMP (hooks/omp.cpp). A region's master: the team cap (plan = the cap,
+    // current unknown) unless the program set this thread's count.
+    {"omp region: cap applied", kSet, 2, 0, false, true, false, SettingVerdict::kApply, 2},
+    {"omp region: the thread's own count kept", kSet, 2, 0, true, true, false,
+     SettingVerdict::kKeep, 0},
+    {"omp region: own count replaced (OVERRIDE)", kSet, 2, 0, true, true, true,
+     SettingVerdict::kReplace, 2},
+    {"omp region: no cap (observe mode, or the user's OMP_NUM_THREADS)", kSet, 0, 0, false, true,
+     false, SettingVerdict::kNoPlan, 0},
+    // omp_set_num_threads(n) against the cap: only OVERRIDE lowers it, and only
+    // when it asks for more.
+    {"omp_set_num_threads above the cap kept", kCeiling, 2, 8, true, true, false,
+     SettingVerdict::kKeep, 8},
+    {"omp_set_num_threads above the cap lowered (OVERRIDE)", kCeiling, 2, 8, true, true, true,
+     SettingVerdict::kReplace, 2},
+    {"omp_set_num_threads within the cap stays (OVERRIDE)", kCeiling, 2, 1, true, true, true,
+     SettingVerdict::kBelow, 1},
+    {"omp_set_num_threads equal to the cap stays (OVERRIDE)", kCeiling, 2, 2, true, true, true,
+     SettingVerdict::kBelow, 2},
+    {"omp_set_num_threads without a cap passes", kCeiling, 0, 8, true, true, true,
+     SettingVerdict::kNoPlan, 8},
+    // torch.set_num_threads(n) again with the same n: the same decision
+    {"torch count repeated: kept", kSet, 2, 4, true, true, false, SettingVerdict::kKeep, 4},
+    {"torch count repeated: replaced (OVERRIDE)", kSet, 2, 4, true, true, true,
+     SettingVerdict::kReplace, 2},
+    {"torch count repeated, observe mode (OVERRIDE)", kSet, 2, 4, true, false, true,
+     SettingVerdict::kObserve, 4},
 };
 
 TEST(SettingDecide, Table) {
@@ -60,6 +88,23 @@ TEST(SettingDecide, Table) {
         << r.what;
     EXPECT_NE(std::string(setting_verdict_text(d.verdict)), "") << r.what;
   }
+}
+
+// TensorFlow's inter-op pool without a graph (hooks/tf.cpp).
+TEST(InteropDefaultKept, Table) {
+  struct Case {
+    const char* what;
+    bool user_set, graph_known, pools_given, kept;
+  };
+  const Case kCases[] = {
+      {"no graph, no PARWIDTH_POOLS: TensorFlow's default", false, false, false, true},
+      {"a graph known: the plan's pools", false, true, false, false},
+      {"PARWIDTH_POOLS given: the plan's pools", false, false, true, false},
+      {"the user's value: the setting decision decides", true, false, false, false},
+      {"graph and pools", false, true, true, false},
+  };
+  for (const Case& c : kCases)
+    EXPECT_EQ(interop_default_kept(c.user_set, c.graph_known, c.pools_given), c.kept) << c.what;
 }
 
 }  // namespace

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/model_file.h"
 #include "graph/graph.h"
-#include "preload/model_file.h"
 #include "test_util.h"
 
 namespace pw::graph {

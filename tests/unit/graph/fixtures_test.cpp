@@ -1,8 +1,8 @@
 // The committed model fixtures (tests/fixtures/models) give the numbers in graph/README.md.
 #include <gtest/gtest.h>
 
+#include "core/model_file.h"
 #include "graph/graph.h"
-#include "preload/model_file.h"
 
 namespace pw::graph {
 namespace {

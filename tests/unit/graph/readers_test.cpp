@@ -2,8 +2,8 @@
 // subgraphs and TF function inlining, on protobuf and JSON written byte by byte here.
 #include <gtest/gtest.h>
 
+#include "core/report.h"
 #include "graph/heavy_ops.h"
-#include "preload/report.h"
 #include "tests/unit/graph/test_util.h"
 
 namespace pw::graph {

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/report.h"
 #include "graph/graph.h"
-#include "preload/report.h"
 #include "tests/unit/graph/test_util.h"
 
 namespace pw::graph {

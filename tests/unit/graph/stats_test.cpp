@@ -1,8 +1,8 @@
 // The width statistics on hand-built graphs, each expectation worked out in its comment.
 #include <gtest/gtest.h>
 
+#include "core/report.h"
 #include "graph/json_value.h"
-#include "preload/report.h"
 #include "tests/unit/graph/test_util.h"
 
 namespace pw::graph {

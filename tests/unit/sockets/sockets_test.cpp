@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/planning.h"
 #include "governor/socket_plan.h"
-#include "preload/planning.h"
 
 namespace pw::planning {
 namespace {

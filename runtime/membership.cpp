@@ -1,0 +1,358 @@
+// runtime/membership: this process in the node registry — joining and leaving by
+// demand, and putting the node's share in force.
+#include <dirent.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "core/cache.h"
+#include "core/log.h"
+#include "governor/node_share.h"
+#include "governor/process_share.h"
+#include "runtime/monitor.h"
+#include "runtime/state.h"
+
+namespace pw::rt {
+
+namespace {
+
+std::vector<gov::NodeCore> node_cores_of(const topo::Budget& b) {
+  std::vector<gov::NodeCore> v;
+  for (const topo::Socket& s : b.sockets)
+    for (const topo::Core& c : s.cores)
+      if (!c.pus.empty()) v.push_back({s.os_index, c.pus[0]});
+  return v;
+}
+
+// The budget cut down to the cores (first PUs) in `keep`.
+topo::Budget budget_narrow(const topo::Budget& full, std::vector<int> keep) {
+  std::sort(keep.begin(), keep.end());
+  topo::Budget b;
+  b.quota_cpus = full.quota_cpus;
+  b.notes = full.notes;
+  for (const topo::Socket& s : full.sockets) {
+    topo::Socket out;
+    out.os_index = s.os_index;
+    for (const topo::Core& c : s.cores) {
+      if (c.pus.empty() || !std::binary_search(keep.begin(), keep.end(), c.pus[0])) continue;
+      topo::Core core = c;
+      core.socket = static_cast<int>(b.sockets.size());
+      b.cpus.insert(b.cpus.end(), c.pus.begin(), c.pus.end());
+      out.cores.push_back(std::move(core));
+    }
+    if (!out.cores.empty()) b.sockets.push_back(std::move(out));
+  }
+  std::sort(b.cpus.begin(), b.cpus.end());
+  for (const topo::Socket& s : b.sockets) b.cores += static_cast<int>(s.cores.size());
+  return b;
+}
+
+gov::Plan plan_for_budget(const Runtime& r, const topo::Budget& b) {
+  std::vector<std::string> warnings;
+  bool found = false;
+  // Warnings about the calibration were given at activation.
+  return planning::plan_with_cache(r.opt, env_lookup, r.planned.machine, b, r.planned.graph,
+                                   &warnings, &found);
+}
+
+// Puts a node share in force. At activation only the budget and plan change
+// (no thread exists yet); later the running process shrinks or grows: new
+// plan for new threads, OpenMP cap, existing threads re-pinned, then the
+// unpinned ones (the main thread) confined, then the monitor's budget. The
+// main thread's mask is what the program sees of its share
+// (sched_getaffinity): it changes after the plan, the cap and the pins, so
+// that those are in force by the time the program can see it, however long
+// this thread is kept off a CPU meanwhile (a loaded node).
+void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation,
+                const std::string& when = std::string()) {
+  if (share.cpus.empty() || share.cpus == r.node_cpus) return;
+  r.node_cpus = share.cpus;
+  topo::Budget b = budget_narrow(r.full_budget, share.cpus);
+  b.local_rank = share.rank;
+  b.local_size = share.size;
+  b.notes.push_back(share.note + " (" + r.node.dir() + ")");
+  // Cores shared by more members than cores: planned on the cores' worth this
+  // process keeps busy, its threads spread over the whole region.
+  const gov::Plan p =
+      share.overlap && share.cores_worth < static_cast<int>(share.cpus.size())
+          ? gov::plan_shared(
+                plan_for_budget(
+                    r, budget_narrow(r.full_budget,
+                                     std::vector<int>(share.cpus.begin(),
+                                                      share.cpus.begin() + share.cores_worth))),
+                share.cpus)
+          : plan_for_budget(r, b);
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.planned.budget = b;
+    r.planned.plan = p;
+  }
+  if (at_activation) return;
+  r.threads.replan(p);
+  if (r.omp_capping) omp_cap_set(p.threads);
+  if (g_hooks.blas_follow) g_hooks.blas_follow(p.threads);
+  const int moved = repin_threads(r);
+  if (process_confines(r)) {
+    const bool was = !r.process_mask.empty();
+    const int confined = process_confine(r, gov::process_mask(r.process_cpus, b.cpus));
+    if (confined > 0 || was != !r.process_mask.empty()) process_note(r, confined);
+  }
+  // On shared cores the run queue is the neighbours' too: the monitor judges
+  // this process by the cores' worth it plans, not the region.
+  const double cores = p.shared ? share.cores_worth : static_cast<double>(b.cores);
+  const double cpus = b.quota_cpus > 0 && b.quota_cpus < cores ? b.quota_cpus : cores;
+  monitor::rebudget(cpus, r.omp_capping ? p.threads : 0);
+  const std::string list = topo::cpulist_format(b.cpus);
+  log::info(1, "node: %s: now %d cores (%s), %d threads re-pinned", share.note.c_str(), b.cores,
+            list.c_str(), moved);
+  if (++r.node_changes <= 32)
+    framework_note("node", "cores", list, true,
+                   share.note + "; " + std::to_string(moved) + " threads re-pinned, " +
+                       (r.omp_capping ? "OpenMP cap " + std::to_string(p.threads)
+                                      : std::string("OpenMP not capped")) +
+                       when);
+}
+
+// Rewrites our entry when what `parwidth node` shows of us changed: the plan
+// in force, the monitor's verdict (on the sampler thread, or before it runs).
+void node_entry_refresh(Runtime& r, uint64_t t_ns) {
+  if (!r.node.published()) return;
+  gov::NodeMember self = r.node.self();
+  const gov::Plan& p = r.threads.plan();
+  const int pools = static_cast<int>(p.core_sets.size());
+  const int verdict = monitor::oversubscribed_now();
+  const bool plan_same = self.pools == pools && self.intra == p.threads;
+  if (plan_same && self.oversubscribed == verdict) return;
+  // A verdict that flips sample by sample on a loaded machine is rewritten
+  // at most once a second: each rewrite is a file the others must re-read.
+  if (plan_same && r.node_refresh_ns && t_ns - r.node_refresh_ns < 1000000000ull) return;
+  r.node_refresh_ns = t_ns;
+  self.pools = pools;
+  self.intra = p.threads;
+  self.oversubscribed = verdict;
+  std::string err;
+  r.node.publish(self, &err);  // failing, the entry in place stays right about the cores
+}
+
+// Publishes this process in the registry and takes its share.
+bool node_publish(Runtime& r, bool at_activation) {
+  std::string err;
+  gov::NodeMember self;
+  self.pid = getpid();
+  node::proc_start_time(self.pid, &self.start);
+  self.cores = node_cores_of(r.full_budget);
+  self.joined = static_cast<long long>(time(nullptr));
+  self.oversubscribed = monitor::oversubscribed_now();
+  if (!r.node.publish(self, &err)) {
+    warn_once("node", "node registry: " + err +
+                          "; this process's share of the node is not "
+                          "divided with other governed processes");
+    return false;
+  }
+  node::ScanResult s;
+  if (r.node.scan(&s)) node_apply(r, gov::node_share(s.members, s.self), at_activation);
+  node_entry_refresh(r, 0);
+  return true;
+}
+
+}  // namespace
+
+// Opens the registry. With the monitor, the process joins when its parallel
+// work runs (node_tick); without it, now, for the process's life.
+void node_join(Runtime& r) {
+  // The default directory may be squatted by another user (a directory or a
+  // symlink of theirs): the user's runtime directory next, and only then no
+  // registry (one warning).
+  std::string errors;
+  bool opened = false;
+  for (const std::string& dir : node::candidate_dirs(r.opt.node_dir)) {
+    std::string err;
+    if (r.node.open(dir, &err)) {
+      if (!errors.empty())
+        framework_note("node", "registry", dir, true, "the default was unusable: " + errors);
+      opened = true;
+      break;
+    }
+    errors += (errors.empty() ? "" : "; ") + err;
+  }
+  if (!opened) {
+    warn_once("node", "node registry: " + errors +
+                          "; this process's share of the node is not "
+                          "divided with other governed processes");
+    return;
+  }
+  r.node_member = true;
+  r.membership = gov::MembershipState();
+  // Not a member yet: the whole budget is in force (a join that leaves it so changes nothing).
+  for (const gov::NodeCore& core : node_cores_of(r.full_budget)) r.node_cpus.push_back(core.cpu);
+  if (!r.opt.monitor && node_publish(r, true)) r.membership.member = true;
+}
+
+namespace {
+
+void membership_note(Runtime& r, const char* what, const char* why, uint64_t t_ns) {
+  char when[64];
+  snprintf(when, sizeof when, "%.2f s after the first sample", static_cast<double>(t_ns) / 1e9);
+  if (++r.node_changes <= 32)
+    framework_note("membership", "node registry", what, true, std::string(why) + "; " + when);
+  log::info(1, "node: %s (%s)", what, why);
+}
+
+// Whether a child process of ours runs as a rank that a launcher describes (and
+// ours does not, or this process would not be in the registry): this process is
+// a launcher (torchrun's agent, a script that starts ranks), whose ranks divide
+// the node themselves, so it never counts. Children started by fork and exec
+// are found here; posix_spawn's are seen at the call (spawn_cpus). Reads
+// /proc/self/task/*/children and each child's /proc/<pid>/environ, on the
+// monitor thread; false when they cannot be read.
+bool children_are_ranks() {
+  DIR* tasks = opendir("/proc/self/task");
+  if (!tasks) return false;
+  bool found = false;
+  std::string list, env, unused;
+  // Children belong to the thread that forked them; launchers fork from a few
+  // threads, and a process of thousands of threads is not read whole each time.
+  int looked = 0;
+  while (!found && looked < 256) {
+    struct dirent* t = readdir(tasks);
+    if (!t) break;
+    if (t->d_name[0] == '.') continue;
+    ++looked;
+    if (!cache::file_read_capped(std::string("/proc/self/task/") + t->d_name + "/children", 65536,
+                                 &list, &unused))
+      continue;
+    for (size_t at = 0; at < list.size() && !found;) {
+      const size_t end = std::min(list.find(' ', at), list.size());
+      const std::string pid = list.substr(at, end - at);
+      at = end + 1;
+      if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (!cache::file_read_capped("/proc/" + pid + "/environ", 1u << 20, &env, &unused)) continue;
+      std::vector<char*> envp;  // environ's NUL-separated strings, as an envp
+      for (size_t i = 0; i < env.size(); i += strlen(&env[i]) + 1) envp.push_back(&env[i]);
+      envp.push_back(nullptr);
+      found = env_names_a_rank(envp.data());
+    }
+  }
+  closedir(tasks);
+  return found;
+}
+
+// Records which members this sample's scan lists; returns, for the report,
+// "; at member sample N" and each member gone since the last scan with the
+// last sample that listed it.
+std::string node_listing_change(Runtime& r, const std::vector<gov::NodeMember>& members,
+                                uint64_t sample) {
+  std::string gone;
+  for (const auto& [pid, last] : r.node_listed) {
+    bool listed = false;
+    for (const gov::NodeMember& m : members) listed = listed || m.pid == pid;
+    if (!listed)
+      gone += (gone.empty() ? "" : ", ") + std::to_string(pid) + " last listed at sample " +
+              std::to_string(last);
+  }
+  r.node_listed.clear();
+  for (const gov::NodeMember& m : members) r.node_listed.emplace_back(m.pid, sample);
+  return "; at member sample " + std::to_string(sample) +
+         (gone.empty() ? std::string() : "; gone: " + gone);
+}
+
+}  // namespace
+
+// On the monitor thread, every sample: join or leave by demand, and follow
+// members that arrived or left.
+void node_tick(uint64_t t_ns, double busy_cpus) {
+  Runtime* r = g;
+  if (!r || !r->node_member || r->state.load(std::memory_order_acquire) != kActive) return;
+  try {
+    gov::MembershipInput in;
+    in.t_ns = t_ns;
+    in.busy_cpus = busy_cpus;
+    in.parallel = r->threads.any();  // a pool thread exists (or existed)
+    in.launcher = r->launcher.load(std::memory_order_relaxed);
+    in.announced = r->announced.exchange(false, std::memory_order_acq_rel);
+    gov::MembershipConfig c;
+    c.idle_leave_ns = static_cast<uint64_t>(r->opt.node_idle_ms) * 1000000ull;
+    // Before joining, and every fifth sample: has it become a launcher? (Also while it is
+    // not a member: a launcher idle while its ranks run must not join once they are gone.)
+    const bool would_join = !r->membership.member && in.parallel && busy_cpus >= c.busy_cpus;
+    if (!in.launcher && (would_join || ++r->child_checks % 5 == 0) && children_are_ranks()) {
+      r->launcher.store(true, std::memory_order_relaxed);
+      in.launcher = true;
+    }
+    const bool was = r->membership.member;
+    const gov::MembershipStep step = gov::membership_step(&r->membership, in, c);
+    if (step.change == gov::MembershipChange::kJoin) {
+      if (node_publish(*r, false)) {
+        r->member_now.store(true, std::memory_order_release);
+        membership_note(*r, "joined", step.why, t_ns);
+      } else {
+        r->membership.member = false;
+        r->node_member = false;  // warned once; keep the whole budget
+      }
+      return;
+    }
+    if (step.change == gov::MembershipChange::kLeave) {
+      r->member_now.store(false, std::memory_order_release);
+      r->node.leave();
+      gov::NodeShare all;
+      for (const gov::NodeCore& core : node_cores_of(r->full_budget)) all.cpus.push_back(core.cpu);
+      all.note = std::string("node registry: left (") + step.why + "), every core again";
+      node_apply(*r, all, false);
+      membership_note(*r, "left", step.why, t_ns);
+      return;
+    }
+    if (!was) {
+      r->node_listed.clear();
+      return;
+    }
+    const uint64_t sample = ++r->node_samples;
+    node::ScanResult s;
+    if (r->node.scan(&s))
+      node_apply(*r, gov::node_share(s.members, s.self), false,
+                 node_listing_change(*r, s.members, sample));
+    node_entry_refresh(*r, t_ns);
+  } catch (...) {
+    // Fail open: only running out of memory throws here; this step is skipped, the host runs on.
+  }
+}
+
+bool node_shared() {
+  Runtime* r = g;
+  if (!r || r->state.load(std::memory_order_acquire) != kActive) return false;
+  // The monitor thread re-reads the node registry every sample; the share in
+  // force is at most one sample old.
+  std::lock_guard<std::mutex> lock(r->mu);
+  return r->planned.budget.local_size > 1;
+}
+
+void fixed_pools_prepare() {
+  monitor::fixed_pools_note();
+  Runtime* r = g;
+  if (!r || r->state.load(std::memory_order_acquire) != kActive || !r->node_member ||
+      !r->opt.monitor || r->member_now.load(std::memory_order_acquire))
+    return;
+  // Join through the monitor thread (it alone keeps the membership), and wait
+  // for it a few samples at most: the pools are then sized from this
+  // process's share instead of the whole budget, and neighbours starting now
+  // see this process in the registry before its work runs. A monitor that
+  // does not answer in time (paused, a loaded node) costs the wait and
+  // nothing else: the plan in force is used.
+  r->announced.store(true, std::memory_order_release);
+  const long wait_ms = 3L * r->opt.monitor_ms;
+  for (long waited = 0; waited < wait_ms; waited += 5) {
+    if (r->member_now.load(std::memory_order_acquire) || r->launcher.load()) return;
+    const timespec ts{0, 5 * 1000000L};
+    nanosleep(&ts, nullptr);
+  }
+}
+
+unsigned plan_generation() {
+  Runtime* r = g;
+  if (!r || r->state.load(std::memory_order_acquire) != kActive) return 0;
+  return r->threads.generation();
+}
+
+}  // namespace pw::rt

@@ -1,0 +1,58 @@
+// runtime/monitor: the run-time watcher — counters/ samples in, governor/
+// oversubscription decisions out, applied to the running process.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "counters/counters.h"
+#include "governor/thread_table.h"
+
+namespace pw::monitor {
+
+struct Setup {
+  counters::ThreadCreateFn create;  // the real pthread_create: the sampler is not governed
+  gov::ThreadTable* threads;        // tid -> assigned core set, for strays (never null)
+  void (*omp_cap_set)(int cap);     // later OpenMP regions use this team cap
+  bool apply;                       // govern: apply actions; observe: only record them
+  bool use_papi;  // PARWIDTH_PAPI auto/on: counters opened by monitor::start on the
+                  // calling thread if it is the only one; off: /proc only
+  // Called on the sampler thread before each sample is judged (the node
+  // registry's check), with the time since the first sample and the CPUs'
+  // worth of the process's threads that ran or waited to run in the interval
+  // (its demand, whatever else loads the machine); may be null.
+  void (*tick)(uint64_t t_ns, double demand_cpus);
+  // PAPI's verdict kept for this boot, replaced when it was decided anew
+  // (counters::Papi::open); null: nothing kept.
+  std::string* papi_verdict;
+};
+
+// Starts the sampler thread. budget_cpus: the cores (or quota) of the budget;
+// omp_cap: the planned team cap (0 = OpenMP not capped).
+void start(const Setup& setup, int period_ms, double budget_cpus, int omp_cap);
+// A framework started thread pools that cannot be resized at run time (a
+// TensorFlow or ONNX Runtime session's): from the next
+// sample on, the detector's advice says so. Callable from any thread, also
+// before start; kept across a fork.
+void fixed_pools_note();
+// The budget changed (node registry): the detector judges against budget_cpus and restarts its
+// team cap at omp_cap. Applied before the next sample is judged; callable from any thread.
+void rebudget(double budget_cpus, int omp_cap);
+void stop();  // at exit, before the report
+// Around a call that needs a single-threaded process (unshare(CLONE_NEWUSER),
+// setns into a user or mount namespace): the sampler thread leaves the
+// process, and comes back after the call. Callable from any thread; nested
+// calls are counted.
+void pause_sampler();
+void resume_sampler();
+void reset_after_fork();  // in the fork child: the thread is gone
+// Whether the PAPI counters are in use; *why: "ok: ..." or why not. Known once monitor::start
+// returned.
+bool papi_in_use(std::string* why);
+std::string report_json();  // the report's "monitor" object, or "" if never started
+// The detector's verdict after the last sample judged: 1 oversubscribed, 0 not, -1 while the
+// sampler does not run (never started, paused or stopped). Read on the sampler thread
+// (Hooks::tick).
+int oversubscribed_now();
+
+}  // namespace pw::monitor

@@ -1,0 +1,29 @@
+// runtime/notes: what the report says was applied or left alone, and the warnings.
+#include "core/log.h"
+#include "runtime/state.h"
+
+namespace pw::rt {
+
+void framework_note(const std::string& name, const std::string& setting, const std::string& value,
+                    bool applied, const std::string& why) {
+  std::lock_guard<std::mutex> lock(g->mu);
+  g->frameworks.push_back({name, setting, value, applied, why});
+}
+
+void pool_note(const PoolNote& n) {
+  std::lock_guard<std::mutex> lock(g->mu);
+  g->pools.push_back(n);
+}
+
+void warn_once(const std::string& key, const std::string& message) {
+  {
+    std::lock_guard<std::mutex> lock(g->mu);
+    for (const std::string& k : g->warned_keys)
+      if (k == key) return;
+    g->warned_keys.push_back(key);
+    g->warnings.push_back(message);
+  }
+  log::warn("%s", message.c_str());
+}
+
+}  // namespace pw::rt

@@ -1,0 +1,150 @@
+// runtime/state: the one process-wide Runtime that runtime/'s files share, and the
+// helpers they call across files. Internal to runtime/: hooks/ include api.h.
+#pragma once
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/node.h"
+#include "core/options.h"
+#include "core/planning.h"
+#include "governor/membership.h"
+#include "governor/thread_table.h"
+#include "runtime/api.h"
+
+namespace pw::rt {
+
+enum State : int { kUnselected, kInactive, kActivating, kActive, kFailed };
+
+// Never destroyed: threads may still run hooks while the process exits.
+struct Runtime {
+  opt::Options opt;
+  std::vector<std::string> names;  // program names for include/exclude
+  bool omp_env_explicit = false;
+  std::string omp_env_value;
+  std::atomic<int> state{kUnselected};
+  std::atomic<pid_t> pid{0};
+  bool have_machine = false;
+  planning::Planned planned;
+  std::string fail_reason;
+  gov::ThreadTable threads;  // the governed threads and their pools and cores
+  // Held while pinned threads move to a new plan: the monitor's repin_threads
+  // against a thread that starts meanwhile and catches up (thread_catch_up).
+  std::mutex repin_mu;
+  std::vector<int> process_cpus;
+  // The mask of the process's unpinned threads (the main thread, helpers)
+  // while its share is smaller than process_cpus; empty = not confined.
+  std::vector<int> process_mask;
+  std::atomic<int> omp_cap{0};
+  std::atomic<unsigned> omp_gen{1};
+  bool forked_child = false;
+  // The notes, pools and warnings; and `planned`, which the monitor thread
+  // (node_apply) and a framework hook (graph_adopt) replace while others read it.
+  std::mutex mu;
+  std::vector<report::FrameworkNote> frameworks;
+  std::vector<PoolNote> pools;
+  std::vector<std::string> warnings;
+  std::vector<std::string> warned_keys;
+  std::vector<std::string> load_warnings;  // bad option values, said at activation
+  // The node registry (core/node.h): the budget before the node is divided,
+  // and the share in force. Written at activation and by the monitor thread.
+  topo::Budget full_budget;
+  node::Registry node;
+  bool node_member = false;             // the registry is in use (its directory checked)
+  gov::MembershipState membership;      // whether we are in it now (monitor thread)
+  std::atomic<bool> member_now{false};  // membership.member, for other threads
+  // A framework is creating pools it cannot resize (fixed_pools_prepare): the
+  // monitor thread joins at its next sample.
+  std::atomic<bool> announced{false};
+  std::atomic<bool> launcher{false};  // it spawned ranks that a launcher describes
+  std::vector<int> node_cpus;
+  int node_changes = 0;
+  unsigned child_checks = 0;     // membership ticks, for a look at its children every fifth
+  uint64_t node_refresh_ns = 0;  // when our entry was last rewritten (monitor time)
+  // Monitor samples seen as a member, and the members the last scan listed,
+  // each with the last sample that listed it: a re-division says how many
+  // samples after a member's last listing it came.
+  uint64_t node_samples = 0;
+  std::vector<std::pair<long, uint64_t>> node_listed;
+  bool omp_capping = false;  // the team cap is ours (not the user's OMP_NUM_THREADS)
+  // Each governed thread's tid, under a key whose destructor retires its record.
+  pthread_key_t thread_key{};
+  bool thread_key_made = false;
+};
+
+// Constructs the Runtime in its static storage (on_load) and points g at it.
+Runtime* state_create();
+extern Runtime* g;           // null until on_load (and in a secure-exec process)
+extern HookEntries g_hooks;  // registered by hooks/ at load
+
+// A CPU set that an exec hook reads without a lock (possibly in a vfork
+// child) while the monitor thread rewrites it at a re-division: a torn read
+// hands one exec a mix of two shares, never memory that is gone. Fixed at
+// CPU_SETSIZE (1024) CPUs, as the exec path's cpu_set_t is (topology/affinity.h,
+// the Fixed functions): nothing there may allocate.
+struct CpuBits {
+  static constexpr int kWords = CPU_SETSIZE / 64;
+  std::atomic<uint64_t> w[kWords] = {};
+  void store(const std::vector<int>& cpus) {
+    uint64_t v[kWords] = {};
+    for (int c : cpus)
+      if (c >= 0 && c < CPU_SETSIZE) v[c / 64] |= uint64_t{1} << (c % 64);
+    for (int i = 0; i < kWords; ++i) w[i].store(v[i], std::memory_order_relaxed);
+  }
+  void clear() {
+    for (auto& x : w) x.store(0, std::memory_order_relaxed);
+  }
+  bool load(cpu_set_t* out) const {
+    CPU_ZERO(out);
+    bool any = false;
+    for (int i = 0; i < kWords; ++i) {
+      const uint64_t v = w[i].load(std::memory_order_relaxed);
+      for (int b = 0; b < 64; ++b)
+        if (v >> b & 1) {
+          CPU_SET(i * 64 + b, out);
+          any = true;
+        }
+    }
+    return any;
+  }
+};
+
+// What programs exec'ed by this process start inside (gov::exec_share).
+struct ExecState {
+  std::atomic<bool> confined{false};  // narrowed to its share by us
+  std::atomic<bool> inside{false};    // inside another process's share
+  CpuBits share;                      // the share (confined or inside)
+  CpuBits affinity;                   // the affinity the process was given
+};
+extern ExecState g_exec;
+
+// The pool of the calling thread (-1: not a pool member).
+extern thread_local int t_pool __attribute__((tls_model("initial-exec")));
+
+// getenv, as an opt::EnvLookup.
+const char* env_lookup(const char* name);
+
+// threads.cpp
+void thread_ended(void* tid);
+int repin_threads(Runtime& r);
+void pins_as_they_stand(std::vector<gov::ThreadRecord>* threads);
+
+// child_masks.cpp
+int process_confine(Runtime& r, const std::vector<int>& mask);
+void process_note(Runtime& r, int moved);
+bool process_confines(const Runtime& r);
+bool env_names_a_rank(char* const envp[]);
+
+// membership.cpp
+void node_join(Runtime& r);
+void node_tick(uint64_t t_ns, double busy_cpus);
+
+}  // namespace pw::rt

@@ -1,0 +1,289 @@
+// Thread registry: pool membership and core hand-out.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "governor/thread_table.h"
+
+namespace pw::gov {
+namespace {
+
+Plan two_pools() {
+  Plan p;
+  p.pools = 2;
+  p.threads = 2;
+  p.core_sets = {{0, 1}, {2, 3}};
+  return p;
+}
+
+TEST(ThreadTable, RootThreadsRoundRobinOverPools) {
+  ThreadTable r;
+  r.reset(two_pools(), PinMode::kCore);
+  Assignment a = r.assign(-1);
+  EXPECT_EQ(a.pool, 0);
+  EXPECT_EQ(a.cpu, 1) << "the main thread counts as pool 0's first member";
+  a = r.assign(-1);
+  EXPECT_EQ(a.pool, 1);
+  EXPECT_EQ(a.cpu, 2);
+  a = r.assign(-1);
+  EXPECT_EQ(a.pool, 0);
+  EXPECT_EQ(a.cpu, 0) << "beyond the pool's cores: round-robin";
+}
+
+TEST(ThreadTable, ChildrenJoinTheirCreatorsPool) {
+  ThreadTable r;
+  r.reset(two_pools(), PinMode::kCore);
+  EXPECT_EQ(r.assign(1).cpu, 2);
+  EXPECT_EQ(r.assign(1).cpu, 3);
+  EXPECT_EQ(r.assign(1).cpu, 2);
+  EXPECT_EQ(r.assign(1).pool, 1);
+}
+
+TEST(ThreadTable, PoolPinningHasNoSingleCpu) {
+  ThreadTable r;
+  r.reset(two_pools(), PinMode::kPool);
+  Assignment a = r.assign(0);
+  EXPECT_EQ(a.pool, 0);
+  EXPECT_EQ(a.cpu, -1);
+}
+
+TEST(ThreadTable, APlanOnSharedCoresPinsToThePoolsSet) {
+  // Three processes on two cores (governor/node_share's overlap): a thread is
+  // pinned to the region, not one core, so the kernel balances the members.
+  Plan one;
+  one.core_sets = {{0}};
+  const Plan shared = plan_shared(one, {0, 1});
+  EXPECT_TRUE(shared.shared);
+  EXPECT_EQ(shared.core_sets, (std::vector<std::vector<int>>{{0, 1}}));
+  EXPECT_EQ(shared.pools, one.pools);
+  EXPECT_EQ(shared.threads, one.threads);
+  ThreadTable r;
+  r.reset(two_pools(), PinMode::kCore);
+  EXPECT_GE(r.assign(-1).cpu, 0);
+  r.replan(shared);
+  const Assignment a = r.assign(-1);
+  EXPECT_EQ(a.pool, 0);
+  EXPECT_EQ(a.cpu, -1);
+  // Back to cores of its own: one core each again.
+  r.replan(two_pools());
+  EXPECT_GE(r.assign(-1).cpu, 0);
+}
+
+TEST(ThreadTable, NoPlanMeansNoAssignment) {
+  ThreadTable r;
+  r.reset(Plan{}, PinMode::kCore);
+  EXPECT_EQ(r.assign(-1).pool, -1) << "a plan without pools governs nothing";
+  EXPECT_EQ(r.assign(3).cpu, -1);
+}
+
+TEST(ThreadTable, ConcurrentAssignmentsHandOutEveryCoreEvenly) {
+  ThreadTable r;
+  Plan p;
+  p.core_sets = {{0, 1, 2, 3}};
+  r.reset(p, PinMode::kCore);
+  std::vector<std::thread> ts;
+  std::vector<int> counts(4, 0);
+  std::mutex mu;
+  for (int t = 0; t < 8; ++t) {
+    ts.emplace_back([&] {
+      for (int i = 0; i < 100; ++i) {
+        Assignment a = r.assign(0);
+        std::lock_guard<std::mutex> lock(mu);
+        counts[a.cpu]++;
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  for (int c : counts) EXPECT_EQ(c, 200);
+}
+
+TEST(ThreadTable, RecordsAndFindsThreads) {
+  ThreadTable r;
+  r.reset(two_pools(), PinMode::kCore);
+  ThreadRecord rec;
+  rec.tid = 42;
+  rec.creator = "libgomp.so.1";
+  rec.pool = 1;
+  rec.cpu = 3;
+  rec.pinned = true;
+  r.record(rec);
+  ThreadRecord out;
+  ASSERT_TRUE(r.find(42, &out));
+  EXPECT_EQ(out.creator, "libgomp.so.1");
+  EXPECT_FALSE(r.find(43, &out));
+  EXPECT_EQ(r.snapshot().size(), 1u);
+  r.reset(two_pools(), PinMode::kCore);
+  EXPECT_TRUE(r.snapshot().empty());
+}
+
+// The kernel reuses the tid of an exited thread: find and update are about
+// the thread that has it now, the last one recorded.
+TEST(ThreadTable, AReusedTidMeansItsLastRecord) {
+  ThreadTable r;
+  r.reset(two_pools(), PinMode::kCore);
+  ThreadRecord first;
+  first.tid = 42;
+  first.creator = "exited";
+  first.pinned = true;
+  r.record(first);
+  ThreadRecord now = first;
+  now.creator = "alive";
+  r.record(now);
+  ThreadRecord out;
+  ASSERT_TRUE(r.find(42, &out));
+  EXPECT_EQ(out.creator, "alive");
+  out.pinned = false;
+  ASSERT_TRUE(r.update(out));
+  const std::vector<ThreadRecord> all = r.snapshot();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_TRUE(all[0].pinned);
+  EXPECT_EQ(all[0].creator, "exited");
+  EXPECT_FALSE(all[1].pinned);
+}
+
+}  // namespace
+}  // namespace pw::gov
+
+namespace pw::gov {
+namespace {
+
+// Thread ids come back after a thread exits (and wrap): the live record of a
+// tid is the thread that has it now, never a dead one's (the monitor and a
+// re-plan move threads by tid).
+TEST(ThreadTable, AnEndedThreadsTidBelongsToTheNextThreadThatGetsIt) {
+  ThreadTable r;
+  r.reset(two_pools(), PinMode::kCore);
+  ThreadRecord old;
+  old.tid = 7;
+  old.pool = 0;
+  old.cpu = 1;
+  old.pinned = true;
+  r.record(old);
+  r.retire(7);
+  ThreadRecord now = old;
+  now.pool = 1;
+  now.cpu = 3;
+  r.record(now);
+  ThreadRecord out;
+  ASSERT_TRUE(r.find(7, &out));
+  EXPECT_EQ(out.pool, 1);
+  EXPECT_FALSE(out.ended);
+  ASSERT_EQ(r.live().size(), 1u);
+  EXPECT_EQ(r.live()[0].cpu, 3);
+  EXPECT_EQ(r.ended(), 1u);
+  const std::vector<ThreadRecord> all = r.snapshot();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_TRUE(all[1].ended);
+}
+
+// 200k short-lived threads cost memory and report size that grew without
+// bound: ended ones beyond the first kEndedListed are only counted.
+TEST(ThreadTable, EndedThreadsBeyondTheListedOnesAreOnlyCounted) {
+  ThreadTable r;
+  r.reset(two_pools(), PinMode::kCore);
+  for (long tid = 1; tid <= 1000; ++tid) {
+    ThreadRecord rec;
+    rec.tid = tid;
+    r.record(rec);
+    if (tid > 1) r.retire(tid);
+  }
+  r.retire(12345);  // never recorded: nothing happens
+  EXPECT_EQ(r.live().size(), 1u);
+  EXPECT_EQ(r.ended(), 999u);
+  EXPECT_EQ(r.ended_unlisted(), 999u - kEndedListed);
+  EXPECT_EQ(r.snapshot().size(), 1u + kEndedListed);
+  EXPECT_TRUE(r.any());
+  r.reset(two_pools(), PinMode::kCore);
+  EXPECT_FALSE(r.any());
+  EXPECT_EQ(r.ended(), 0u);
+}
+
+// Threads start and end while others are created, the monitor reads the
+// records and a re-plan swaps the layout: the ThreadSanitizer build runs this.
+TEST(ThreadTable, ConcurrentStartsEndsReadsAndReplans) {
+  ThreadTable r;
+  r.reset(two_pools(), PinMode::kCore);
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 4; ++w) {
+    workers.emplace_back([&r, w] {
+      for (long i = 0; i < 2000; ++i) {
+        const Assignment a = r.assign(w % 2 ? 0 : -1);
+        ThreadRecord rec;
+        rec.tid = w * 100000 + i;
+        rec.pool = a.pool;
+        rec.cpu = a.cpu;
+        r.record(rec);
+        if (i % 3) r.retire(rec.tid);
+      }
+    });
+  }
+  workers.emplace_back([&r] {
+    for (int i = 0; i < 200; ++i) {
+      ThreadRecord out;
+      (void)r.find(5, &out);
+      (void)r.live();
+      (void)r.snapshot();
+      if (i % 50 == 0) r.replan(two_pools());
+    }
+  });
+  for (std::thread& t : workers) t.join();
+  EXPECT_EQ(r.ended(), 4u * 1333u);
+  EXPECT_EQ(r.live().size(), 4u * 667u);
+}
+
+TEST(ThreadTable, ReplanKeepsRecordsAndFollowsTheNewPlan) {
+  ThreadTable r;
+  r.reset(two_pools(), PinMode::kCore);
+  ThreadRecord rec;
+  rec.tid = 5;
+  r.record(rec);
+  const unsigned g0 = r.generation();
+  Plan one;
+  one.core_sets = {{7}};
+  EXPECT_EQ(r.replan(one), g0 + 1);
+  EXPECT_EQ(r.snapshot().size(), 1u);
+  Assignment a = r.assign(1);
+  EXPECT_EQ(a.pool, 0) << "a creator pool the new plan lacks starts round-robin";
+  EXPECT_EQ(a.cpu, 7);
+  rec.cpu = 7;
+  rec.pinned = true;
+  EXPECT_TRUE(r.update(rec));
+  ThreadRecord out;
+  ASSERT_TRUE(r.find(5, &out));
+  EXPECT_EQ(out.cpu, 7);
+}
+
+TEST(ThreadTable, AnAssignmentCarriesItsPlansGeneration) {
+  ThreadTable r;
+  r.reset(two_pools(), PinMode::kCore);
+  const unsigned g0 = r.generation();
+  EXPECT_EQ(r.assign(-1).generation, g0);
+  Plan wide;
+  wide.core_sets = {{4, 5, 6}};
+  const unsigned g1 = r.replan(wide);
+  EXPECT_NE(g1, g0);
+  const Assignment a = r.assign(0);
+  EXPECT_EQ(a.generation, g1) << "a thread can tell that the plan it took its core from is gone";
+  EXPECT_EQ(a.cpu, 5);
+}
+
+TEST(ThreadTable, ReassignTakesThePoolModuloTheNewPlansPools) {
+  ThreadTable r;
+  Plan three;
+  three.core_sets = {{0, 1}, {2, 3}, {4, 5}};
+  r.reset(three, PinMode::kCore);
+  r.replan(two_pools());
+  Assignment a = r.reassign(2);
+  EXPECT_EQ(a.pool, 0) << "pool 2 of three is pool 0 of two, as repin_threads moves them";
+  EXPECT_EQ(a.cpu, 1);
+  a = r.reassign(1);
+  EXPECT_EQ(a.pool, 1);
+  EXPECT_EQ(a.cpu, 2);
+  EXPECT_EQ(a.generation, r.generation());
+  EXPECT_EQ(r.reassign(-1).pool, 0) << "no pool: round-robin, like a root thread";
+  r.replan(Plan{});
+  EXPECT_EQ(r.reassign(1).pool, -1) << "a plan without pools governs nothing";
+}
+
+}  // namespace
+}  // namespace pw::gov
