@@ -548,9 +548,11 @@ PW_HOOK(void, PW_TF_THREADPOOL,
           why += "; its threads are dealt over the plan's " + std::to_string(pw::rt::plan().pools) +
                  " pools and pinned";
         // Only the two pools the settings size (tf.data and others make their own).
-        if (kind)
+        if (kind) {
           pw::rt::framework_note("tensorflow", std::string("thread pool ") + n,
                                  std::to_string(num_threads), asked == num_threads, why);
+          pw::rt::fixed_pool_made("tensorflow", n, num_threads);
+        }
       } catch (...) {
         // Fail open: only running out of memory throws here; the host's call goes on as asked.
       }

@@ -40,6 +40,7 @@ void activate() {
   r.have_machine = true;
   r.full_budget = r.planned.budget;
   r.node_cpus.clear();
+  r.node_worth = 0;
   // A forked child (a DataLoader worker, a multiprocessing fork) is part of its
   // parent's job: it plans inside the parent's share and does not join the
   // registry, where it would shrink its own parent.

@@ -83,6 +83,9 @@ void pool_note(const PoolNote& n);
 // that plan() afterwards is this process's share of the node. The monitor's
 // advice on oversubscription also says that such pools exist.
 void fixed_pools_prepare();
+// Such a pool was made with `threads` threads: when the node is later divided
+// so that the plan gives fewer, the report says that this pool keeps its size.
+void fixed_pool_made(const std::string& framework, const std::string& pool, int threads);
 
 // The generation of the plan in force: it changes whenever the plan does (a
 // node re-division, a framework's graph). 0 before activation. One atomic load.

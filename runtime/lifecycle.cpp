@@ -184,6 +184,7 @@ void on_fork_child() {
   r.member_now.store(false);
   r.announced.store(false);
   r.node_cpus.clear();
+  r.node_worth = 0;
   r.omp_capping = false;
   // The forking thread may be a pinned pool member; the child's main thread
   // must not keep that narrowed mask (its children and sched_getaffinity
@@ -202,6 +203,7 @@ void on_fork_child() {
   t_pool = -1;
   r.frameworks.clear();
   r.pools.clear();
+  r.fixed_pools.clear();
   functions::after_fork();
   r.warnings.clear();
   r.warned_keys.clear();

@@ -58,6 +58,26 @@ gov::Plan plan_for_budget(const Runtime& r, const topo::Budget& b) {
                                    &warnings, &found);
 }
 
+// What a re-division could not undo: pools made once, larger than the plan's
+// threads now (re-pinned into the share, they keep their size).
+void fixed_pools_check(Runtime& r, const gov::Plan& p) {
+  std::vector<Runtime::FixedPool> fixed;
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    fixed = r.fixed_pools;
+  }
+  const int worth = p.pools * p.threads;
+  for (const Runtime::FixedPool& f : fixed)
+    if (f.threads > worth)
+      framework_note(f.framework, "thread pool " + f.pool, std::to_string(f.threads), false,
+                     "made with " + std::to_string(f.threads) +
+                         " threads, it keeps them on a share planned for " + std::to_string(worth) +
+                         ": " + f.framework +
+                         " cannot resize a pool once it is made (its threads are re-pinned "
+                         "into the share; start this process after its neighbours, or size "
+                         "its pools by hand)");
+}
+
 // Puts a node share in force. At activation only the budget and plan change
 // (no thread exists yet); later the running process shrinks or grows: new
 // plan for new threads, OpenMP cap, existing threads re-pinned, then the
@@ -68,8 +88,11 @@ gov::Plan plan_for_budget(const Runtime& r, const topo::Budget& b) {
 // this thread is kept off a CPU meanwhile (a loaded node).
 void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation,
                 const std::string& when = std::string()) {
-  if (share.cpus.empty() || share.cpus == r.node_cpus) return;
+  // Shared cores keep the same CPUs as having them alone: the worth tells them apart.
+  const int worth = share.cores_worth > 0 ? share.cores_worth : static_cast<int>(share.cpus.size());
+  if (share.cpus.empty() || (share.cpus == r.node_cpus && worth == r.node_worth)) return;
   r.node_cpus = share.cpus;
+  r.node_worth = worth;
   topo::Budget b = budget_narrow(r.full_budget, share.cpus);
   b.local_rank = share.rank;
   b.local_size = share.size;
@@ -108,12 +131,14 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation,
   const std::string list = topo::cpulist_format(b.cpus);
   log::info(1, "node: %s: now %d cores (%s), %d threads re-pinned", share.note.c_str(), b.cores,
             list.c_str(), moved);
-  if (++r.node_changes <= 32)
+  if (++r.node_changes <= 32) {
     framework_note("node", "cores", list, true,
                    share.note + "; " + std::to_string(moved) + " threads re-pinned, " +
                        (r.omp_capping ? "OpenMP cap " + std::to_string(p.threads)
                                       : std::string("OpenMP not capped")) +
                        when);
+    fixed_pools_check(r, p);
+  }
 }
 
 // Rewrites our entry when what `parwidth node` shows of us changed: the plan
@@ -188,6 +213,7 @@ void node_join(Runtime& r) {
   r.membership = gov::MembershipState();
   // Not a member yet: the whole budget is in force (a join that leaves it so changes nothing).
   for (const gov::NodeCore& core : node_cores_of(r.full_budget)) r.node_cpus.push_back(core.cpu);
+  r.node_worth = static_cast<int>(r.node_cpus.size());
   if (!r.opt.monitor && node_publish(r, true)) r.membership.member = true;
 }
 
@@ -347,6 +373,13 @@ void fixed_pools_prepare() {
     const timespec ts{0, 5 * 1000000L};
     nanosleep(&ts, nullptr);
   }
+}
+
+void fixed_pool_made(const std::string& framework, const std::string& pool, int threads) {
+  Runtime* r = g;
+  if (!r || r->state.load(std::memory_order_acquire) != kActive) return;
+  std::lock_guard<std::mutex> lock(r->mu);
+  if (r->fixed_pools.size() < 16) r->fixed_pools.push_back({framework, pool, threads});
 }
 
 unsigned plan_generation() {

@@ -51,6 +51,12 @@ struct Runtime {
   std::mutex mu;
   std::vector<report::FrameworkNote> frameworks;
   std::vector<PoolNote> pools;
+  // Pools a framework made once and cannot resize (fixed_pool_made), under mu.
+  struct FixedPool {
+    std::string framework, pool;
+    int threads;
+  };
+  std::vector<FixedPool> fixed_pools;
   std::vector<std::string> warnings;
   std::vector<std::string> warned_keys;
   std::vector<std::string> load_warnings;  // bad option values, said at activation
@@ -66,6 +72,7 @@ struct Runtime {
   std::atomic<bool> announced{false};
   std::atomic<bool> launcher{false};  // it spawned ranks that a launcher describes
   std::vector<int> node_cpus;
+  int node_worth = 0;  // the cores' worth of threads planned on node_cpus (shared cores: less)
   int node_changes = 0;
   unsigned child_checks = 0;     // membership ticks, for a look at its children every fifth
   uint64_t node_refresh_ns = 0;  // when our entry was last rewritten (monitor time)
