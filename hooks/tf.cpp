@@ -121,7 +121,8 @@ std::string config_extra(const char* what, const UserConfig& user) {
       continue;
     }
     if (k.field == kInterField &&
-        gov::interop_default_kept(!mine.empty(), rt::graph_known(), rt::options().pools > 0)) {
+        gov::interop_default_kept(!mine.empty(), rt::graph_known(), rt::options().pools > 0,
+                                  plan.pools * plan.threads)) {
       rt::framework_note(who, setting, "TensorFlow's default", false,
                          "no model graph known: TensorFlow's inter-op default kept "
                          "(PARWIDTH_MODEL or PARWIDTH_POOLS plans it)");

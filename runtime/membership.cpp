@@ -99,19 +99,15 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation,
   b.notes.push_back(share.note + " (" + r.node.dir() + ")");
   // Cores shared by more members than cores: planned on the cores' worth this
   // process keeps busy, its threads spread over the whole region.
+  const bool shared = share.overlap && share.cores_worth < static_cast<int>(share.cpus.size());
   const gov::Plan p =
-      share.overlap && share.cores_worth < static_cast<int>(share.cpus.size())
-          ? gov::plan_shared(
-                plan_for_budget(
-                    r, budget_narrow(r.full_budget,
-                                     std::vector<int>(share.cpus.begin(),
-                                                      share.cpus.begin() + share.cores_worth))),
-                share.cpus)
-          : plan_for_budget(r, b);
+      shared ? gov::plan_shared(plan_for_budget(r, budget_worth(b, share.cores_worth)), share.cpus)
+             : plan_for_budget(r, b);
   {
     std::lock_guard<std::mutex> lock(r.mu);
     r.planned.budget = b;
     r.planned.plan = p;
+    r.shared_worth = shared ? share.cores_worth : 0;
   }
   if (at_activation) return;
   r.threads.replan(p);
@@ -184,6 +180,14 @@ bool node_publish(Runtime& r, bool at_activation) {
 }
 
 }  // namespace
+
+topo::Budget budget_worth(const topo::Budget& b, int worth) {
+  std::vector<int> first;
+  for (const topo::Socket& s : b.sockets)
+    for (const topo::Core& c : s.cores)
+      if (!c.pus.empty() && static_cast<int>(first.size()) < worth) first.push_back(c.pus[0]);
+  return budget_narrow(b, first);
+}
 
 // Opens the registry. With the monitor, the process joins when its parallel
 // work runs (node_tick); without it, now, for the process's life.

@@ -34,6 +34,9 @@ struct Runtime {
   std::atomic<pid_t> pid{0};
   bool have_machine = false;
   planning::Planned planned;
+  // On cores shared with more members than cores: the cores' worth the plan
+  // is made for (0: the budget's cores), under mu with `planned`.
+  int shared_worth = 0;
   std::string fail_reason;
   gov::ThreadTable threads;  // the governed threads and their pools and cores
   // Held while pinned threads move to a new plan: the monitor's repin_threads
@@ -151,6 +154,9 @@ bool process_confines(const Runtime& r);
 bool env_names_a_rank(char* const envp[]);
 
 // membership.cpp
+// The budget's first `worth` cores: what a plan on cores shared with more
+// members than cores is made for (then spread over all of them, gov::plan_shared).
+topo::Budget budget_worth(const topo::Budget& b, int worth);
 void node_join(Runtime& r);
 void node_tick(uint64_t t_ns, double busy_cpus);
 
