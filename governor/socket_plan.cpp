@@ -31,7 +31,8 @@ std::vector<double> columns(int cores, F f) {
 double sub_budget(const std::vector<double>& v, int t, int cores, int all) {
   if (t <= cores) return col(v, t);
   const double base = col(v, cores), full = col(v, all);
-  const int j = all + static_cast<int>(std::lround(static_cast<double>(t - cores) * all / cores));
+  // Rounded to the nearest, in integers: lround would make libparwidth.so need libm.
+  const int j = all + (2 * (t - cores) * all + cores) / (2 * cores);
   return full > 0 ? base * col(v, j) / full : base;
 }
 
@@ -82,8 +83,7 @@ MachineModel model_smt(const MachineModel& m, int pus_per_core) {
     const int sib = std::min(t, slots) - c;
     const double gain = 1 + m.smt_gain * static_cast<double>(sib) / c;
     if (t <= slots) return col(v, c) / gain;
-    const int j =
-        cores + static_cast<int>(std::lround(static_cast<double>(t - slots) / pus_per_core));
+    const int j = cores + (2 * (t - slots) + pus_per_core) / (2 * pus_per_core);
     const double full = col(v, cores);
     return full > 0 ? col(v, cores) / gain * col(v, j) / full : col(v, cores) / gain;
   };

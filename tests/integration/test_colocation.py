@@ -8,8 +8,10 @@ runnable threads (state R, parwidth's own monitor thread left out) against
 the CPUs of its share (its main thread's affinity: the process lives inside
 its share). From the moment every process steps in its loop (the common
 window: all of them have arrived, so every division they cause has
-happened) no process may have more runnable threads than its share's CPUs in
-more than two samples in a row, i.e. for longer than two monitor periods.
+happened) no process may have more runnable threads than its share's CPUs for
+longer than two monitor periods: in more than three samples in a row, three
+samples spanning two periods (a thread woken just before another sleeps is
+counted twice in a sample; on a loaded machine that can last a sample or two).
 Before that window a process may be alone, and a lone PyTorch process runs
 its OpenMP team and OpenBLAS's pool at the budget's size each (3 runnable
 threads on 2 CPUs at times): oversubscription inside one process, which the
@@ -212,7 +214,8 @@ def test_pools_stay_within_the_share_in_every_order(tmp_path, bare, frameworks, 
         excess = watch.longest_excess(name, watch.begin, watch.end)
         notes = [(f["setting"], f["value"], f["why"]) for f in reports[i]["frameworks"]
                  if f["name"] in ("onnxruntime", "tensorflow", "node", "membership")]
-        assert excess <= 2, (
+        # Three samples in a row span two monitor periods: more is a fault.
+        assert excess <= 3, (
             f"{name}: more runnable threads than its share's CPUs in {excess} samples in a "
             f"row; samples (runnable, share): {during}; notes: {notes}")
         # The same results as bare.
@@ -246,5 +249,5 @@ def test_tensorflow_made_alone_says_its_pools_keep_their_size(tmp_path, bare):
             if f["name"] == "tensorflow" and f["setting"].startswith("thread pool")
             and not f["applied"] and "cannot resize" in f["why"]]
     assert kept, reports[0]["frameworks"]
-    assert watch.longest_excess("1:ort", watch.begin, watch.end) <= 2, watch.samples["1:ort"]
+    assert watch.longest_excess("1:ort", watch.begin, watch.end) <= 3, watch.samples["1:ort"]
     assert outs[0]["digest_after"] in bare["tf"] and outs[1]["digest_after"] in bare["ort"]
