@@ -60,7 +60,8 @@ extern "C" __attribute__((visibility("default"))) int parwidth_python(const char
     }
     if (strcmp(op, "generation") == 0)
       return static_cast<int>(pw::rt::plan_generation() & 0x7fffffffu);
-    if (strcmp(op, "ort_session") == 0 || strcmp(op, "ort_replan") == 0) {
+    const bool replan = strcmp(op, "ort_replan") == 0;
+    if (replan || strcmp(op, "ort_session") == 0) {
       OrtUserOptions u;
       u.intra = arg_int(args, "intra", 0);
       u.inter = arg_int(args, "inter", 0);
@@ -68,7 +69,7 @@ extern "C" __attribute__((visibility("default"))) int parwidth_python(const char
       u.spin = arg_int(args, "spin", -1);
       OrtPlanned p;
       const char* verdict = "";
-      if (op[4] == 'r') {
+      if (replan) {
         OrtPlanned made;
         made.intra = arg_int(args, "made_intra", -1);
         made.inter = arg_int(args, "made_inter", -1);

@@ -206,20 +206,13 @@ bool graph_adopt(const planning::GraphSummary& graph) {
   topo::Budget budget;
   topo::Machine machine;
   int worth = 0;
-  std::vector<int> region;
   {
     std::lock_guard<std::mutex> lock(r.mu);
     budget = r.planned.budget;
     machine = r.planned.machine;
     worth = r.shared_worth;
-    if (worth > 0 && !r.planned.plan.core_sets.empty()) region = r.planned.plan.core_sets[0];
   }
-  // On cores shared with more members than cores, the graph's plan is made
-  // for the cores' worth this process keeps, as node_apply's is.
-  gov::Plan p = planning::plan_with_cache(r.opt, env_lookup, machine,
-                                          worth > 0 ? budget_worth(budget, worth) : budget, graph,
-                                          &warnings, &found);
-  if (worth > 0 && !region.empty()) p = gov::plan_shared(p, region);
+  const gov::Plan p = plan_on(r, machine, budget, worth, graph, &warnings, &found);
   // Keyed by the text: a bad calibration and a bad stored plan each warn once.
   for (const std::string& w : warnings) warn_once(w, w);
   {

@@ -50,14 +50,6 @@ topo::Budget budget_narrow(const topo::Budget& full, std::vector<int> keep) {
   return b;
 }
 
-gov::Plan plan_for_budget(const Runtime& r, const topo::Budget& b) {
-  std::vector<std::string> warnings;
-  bool found = false;
-  // Warnings about the calibration were given at activation.
-  return planning::plan_with_cache(r.opt, env_lookup, r.planned.machine, b, r.planned.graph,
-                                   &warnings, &found);
-}
-
 // What a re-division could not undo: pools made once, larger than the plan's
 // threads now (re-pinned into the share, they keep their size).
 void fixed_pools_check(Runtime& r, const gov::Plan& p) {
@@ -97,17 +89,15 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation,
   b.local_rank = share.rank;
   b.local_size = share.size;
   b.notes.push_back(share.note + " (" + r.node.dir() + ")");
-  // Cores shared by more members than cores: planned on the cores' worth this
-  // process keeps busy, its threads spread over the whole region.
-  const bool shared = share.overlap && share.cores_worth < static_cast<int>(share.cpus.size());
-  const gov::Plan p =
-      shared ? gov::plan_shared(plan_for_budget(r, budget_worth(b, share.cores_worth)), share.cpus)
-             : plan_for_budget(r, b);
+  std::vector<std::string> warnings;  // about the calibration: given at activation
+  bool found = false;
+  const gov::Plan p = plan_on(r, r.planned.machine, b, share.overlap ? share.cores_worth : 0,
+                              r.planned.graph, &warnings, &found);
   {
     std::lock_guard<std::mutex> lock(r.mu);
     r.planned.budget = b;
     r.planned.plan = p;
-    r.shared_worth = shared ? share.cores_worth : 0;
+    r.shared_worth = p.shared ? share.cores_worth : 0;
   }
   if (at_activation) return;
   r.threads.replan(p);
@@ -181,12 +171,21 @@ bool node_publish(Runtime& r, bool at_activation) {
 
 }  // namespace
 
-topo::Budget budget_worth(const topo::Budget& b, int worth) {
-  std::vector<int> first;
+gov::Plan plan_on(const Runtime& r, const topo::Machine& machine, const topo::Budget& b, int worth,
+                  const planning::GraphSummary& graph, std::vector<std::string>* warnings,
+                  bool* found) {
+  std::vector<int> cores;  // first PUs, socket-major
   for (const topo::Socket& s : b.sockets)
     for (const topo::Core& c : s.cores)
-      if (!c.pus.empty() && static_cast<int>(first.size()) < worth) first.push_back(c.pus[0]);
-  return budget_narrow(b, first);
+      if (!c.pus.empty()) cores.push_back(c.pus[0]);
+  if (worth <= 0 || worth >= static_cast<int>(cores.size()))
+    return planning::plan_with_cache(r.opt, env_lookup, machine, b, graph, warnings, found);
+  // Cores shared by more members than cores: planned on the cores' worth this
+  // process keeps busy, its threads spread over all of them.
+  const topo::Budget first =
+      budget_narrow(b, std::vector<int>(cores.begin(), cores.begin() + worth));
+  return gov::plan_shared(
+      planning::plan_with_cache(r.opt, env_lookup, machine, first, graph, warnings, found), cores);
 }
 
 // Opens the registry. With the monitor, the process joins when its parallel

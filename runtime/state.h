@@ -154,9 +154,12 @@ bool process_confines(const Runtime& r);
 bool env_names_a_rank(char* const envp[]);
 
 // membership.cpp
-// The budget's first `worth` cores: what a plan on cores shared with more
-// members than cores is made for (then spread over all of them, gov::plan_shared).
-topo::Budget budget_worth(const topo::Budget& b, int worth);
+// The plan on budget b. With 0 < worth < b's cores (cores shared with more
+// members than cores) it is made for the first `worth` cores and spread over
+// all of them (gov::plan_shared); node_apply and graph_adopt both plan so.
+gov::Plan plan_on(const Runtime& r, const topo::Machine& machine, const topo::Budget& b, int worth,
+                  const planning::GraphSummary& graph, std::vector<std::string>* warnings,
+                  bool* found);
 void node_join(Runtime& r);
 void node_tick(uint64_t t_ns, double busy_cpus);
 

@@ -81,6 +81,19 @@ def cpu_times():
     return (v[7] if len(v) > 7 else 0), sum(v[:8])
 
 
+def tools(build_arg):
+    """parwidth and the example engine in the build folder `build_arg` (relative: to the repo)."""
+    build = Path(build_arg) if Path(build_arg).is_absolute() else ROOT / build_arg
+    return build / "bin" / "parwidth", build / "bin" / "parwidth-engine"
+
+
+def bare_env():
+    """This environment without parwidth's, OpenMP's and Intel's settings, nor a preload."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("PARWIDTH_", "OMP_", "KMP_"))}
+    base.pop("LD_PRELOAD", None)
+    return base
+
+
 def ratios(x, best):
     r = [a / b for a, b in zip(x["runs"], best["runs"])]
     return min(r), statistics.median(r), max(r)
@@ -207,8 +220,7 @@ def main():
         sys.exit("bench/paper: --runs takes builtin, calibrated, measured (comma-separated)")
     if "measured" in runs and "calibrated" not in runs:
         sys.exit("bench/paper: --runs measured needs calibrated (its sweeps store the measurements)")
-    build = Path(a.build) if Path(a.build).is_absolute() else ROOT / a.build
-    pw, engine = build / "bin" / "parwidth", build / "bin" / "parwidth-engine"
+    pw, engine = tools(a.build)
     out = Path(a.out)
     gdir = out / "graphs"
     subprocess.run([sys.executable, str(ROOT / "examples/engine/gen/gen_graphs.py"), "--suite", str(gdir)],
@@ -228,8 +240,7 @@ def main():
     if not cases:
         sys.exit("bench/paper: --only matches no graph")
 
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("PARWIDTH_", "OMP_", "KMP_"))}
-    base.pop("LD_PRELOAD", None)
+    base = bare_env()
     load_before = os.getloadavg()
     t_start = time.time()
     loads = []  # 1-min load average as each sweep starts: how busy the machine was throughout

@@ -27,7 +27,6 @@ smoke step of scripts/test). Long form: see docs/scale.md.
 import argparse
 import json
 import math
-import os
 import shutil
 import statistics
 import subprocess
@@ -37,7 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "paper"))
-import run as paper  # noqa: E402  (bench/paper/run.py: FAMILIES, METRIC, spearman)
+import run as paper  # noqa: E402  (bench/paper/run.py: FAMILIES, METRIC, spearman, tools, bare_env)
 
 SHORT = ["wide_deep", "transformer_encoder", "squeezenet1_0"]
 
@@ -81,13 +80,11 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--short", action="store_true")
     a = ap.parse_args()
-    build = Path(a.build) if Path(a.build).is_absolute() else ROOT / a.build
-    pw, engine = build / "bin" / "parwidth", build / "bin" / "parwidth-engine"
+    pw, engine = paper.tools(a.build)
     out = Path(a.out)
     if out.exists():
         shutil.rmtree(out)
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("PARWIDTH_", "OMP_", "KMP_"))}
-    base.pop("LD_PRELOAD", None)
+    base = paper.bare_env()
     families = SHORT if a.short else list(paper.FAMILIES)
     if a.only:
         families = [f for f in families if f in a.only.split(",")]

@@ -4,25 +4,12 @@
 #include <numeric>
 
 #include "governor/plan.h"
+#include "tests/unit/governor/budgets.h"
 
 namespace pw::gov {
 namespace {
 
-// sockets x cores x pus, numbered like hwloc's synthetic topologies: core k
-// of the machine has PUs k*pus .. k*pus+pus-1.
-BudgetView machine(int sockets, int cores, int pus) {
-  BudgetView b;
-  int pu = 0;
-  for (int s = 0; s < sockets; ++s) {
-    for (int c = 0; c < cores; ++c) {
-      CoreSlot slot;
-      slot.socket = s;
-      for (int t = 0; t < pus; ++t) slot.pus.push_back(pu++);
-      b.cores.push_back(slot);
-    }
-  }
-  return b;
-}
+using test::machine;
 
 WidthView width(long w, long max_level) {
   WidthView v;

@@ -8,24 +8,12 @@
 
 #include "governor/plan_source.h"
 #include "governor/socket_plan.h"
+#include "tests/unit/governor/budgets.h"
 
 namespace pw::gov {
 namespace {
 
-// `sockets` sockets of `cores` cores with `pus` PUs each, socket-major; PU ids
-// core-major (core c's PUs are c x pus ...).
-BudgetView budget(int sockets, int cores, int pus) {
-  BudgetView b;
-  int id = 0;
-  for (int s = 0; s < sockets; ++s)
-    for (int c = 0; c < cores; ++c) {
-      CoreSlot slot;
-      slot.socket = s;
-      for (int k = 0; k < pus; ++k) slot.pus.push_back(id++);
-      b.cores.push_back(slot);
-    }
-  return b;
-}
+using test::machine;
 
 // A chain of n operators of `flops` each.
 CostGraph chain(int n, double flops) {
@@ -62,13 +50,13 @@ TEST(SocketShape, FromTheBudget) {
     bool smt;
     SocketShape want;
   };
-  BudgetView uneven = budget(1, 3, 1);
+  BudgetView uneven = machine(1, 3, 1);
   for (int c = 0; c < 2; ++c) uneven.cores.push_back({1, {10 + c}});
   const std::vector<Case> cases = {
-      {"one socket, two cores", budget(1, 2, 1), false, {1, 2, 1}},
-      {"2 x 28 x 2, no smt", budget(2, 28, 2), false, {2, 28, 1}},
-      {"2 x 28 x 2, smt", budget(2, 28, 2), true, {2, 56, 2}},
-      {"4 x 8", budget(4, 8, 1), false, {4, 8, 1}},
+      {"one socket, two cores", machine(1, 2, 1), false, {1, 2, 1}},
+      {"2 x 28 x 2, no smt", machine(2, 28, 2), false, {2, 28, 1}},
+      {"2 x 28 x 2, smt", machine(2, 28, 2), true, {2, 56, 2}},
+      {"4 x 8", machine(4, 8, 1), false, {4, 8, 1}},
       {"3 + 2 cores: the smaller socket", uneven, false, {2, 2, 1}},
   };
   for (const Case& c : cases) {
@@ -240,14 +228,14 @@ TEST(PlanFor, PerSocketCoreSetsStayInsideTheirSockets) {
     o.pools = c.pools;
     o.intra = 2;
     o.per_socket = true;
-    const Plan p = plan_for(budget(2, 4, 1), {}, o);
+    const Plan p = plan_for(machine(2, 4, 1), {}, o);
     EXPECT_EQ(p.core_sets, c.want) << c.pools;
     EXPECT_EQ(p.spanning_pools, 0) << c.pools;
   }
   // Without per_socket, one pool over both sockets spans, as before.
   PlanOptions o;
   o.pools = 1;
-  EXPECT_EQ(plan_for(budget(2, 4, 1), {}, o).spanning_pools, 1);
+  EXPECT_EQ(plan_for(machine(2, 4, 1), {}, o).spanning_pools, 1);
 }
 
 TEST(PlanChoose, TwoSocketsPlanSaysPerSocketOrSpanningAndOneSocketIsUnchanged) {
@@ -266,7 +254,7 @@ TEST(PlanChoose, TwoSocketsPlanSaysPerSocketOrSpanningAndOneSocketIsUnchanged) {
     in.width.known = true;
     in.costs = &c.g;
     in.model = &m;
-    const Plan p = plan_choose(budget(2, 28, 2), in, {});
+    const Plan p = plan_choose(machine(2, 28, 2), in, {});
     EXPECT_EQ(p.source, "model") << c.name;
     EXPECT_EQ(p.spanning_pools > 0, c.want_span) << c.name;
     bool says = false;
@@ -282,7 +270,7 @@ TEST(PlanChoose, TwoSocketsPlanSaysPerSocketOrSpanningAndOneSocketIsUnchanged) {
   in.width.known = true;
   in.costs = &g;
   in.model = &m;
-  const Plan p = plan_choose(budget(1, 2, 1), in, {});
+  const Plan p = plan_choose(machine(1, 2, 1), in, {});
   const ModelChoice mc = model_choose(g, 2, 2, m);
   ASSERT_GE(mc.chosen, 0);
   ASSERT_EQ(p.predicted.size(), mc.candidates.size());
