@@ -78,9 +78,18 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
   const double children = s.have_counters && s.task_clock_ns > s.run_ns
                               ? static_cast<double>(s.task_clock_ns - s.run_ns) / dt
                               : 0.0;
-  const double running = static_cast<double>(s.run_ns) / dt + children;
-  const double demand = running + waiting;
-  const double wait = waiting / budget;
+  // The children's own run-queue wait is not in /proc's numbers for this process. The fair
+  // scheduler gives every busy runnable task the same share, so they wait, per unit of CPU
+  // time, about as long as the threads do: estimate their wait with the threads' ratio
+  // (bounded, and only where the threads ran enough for the ratio to mean something).
+  const double threads_running = static_cast<double>(s.run_ns) / dt;
+  double per_run = threads_running >= 0.05 ? waiting / threads_running : 0.0;
+  if (per_run > kMaxWaitPerRun) per_run = kMaxWaitPerRun;
+  // (Below 0.05 CPUs the children are as likely the two clocks' disagreement.)
+  const double children_waiting = children >= 0.05 ? children * per_run : 0.0;
+  const double running = threads_running + children;
+  const double demand = running + waiting + children_waiting;
+  const double wait = (waiting + children_waiting) / budget;
   const double excess = demand > budget ? (demand - budget) / budget : 0;
   const double own = wait < excess ? wait : excess;
   const double contention = wait - own;
@@ -109,6 +118,7 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
     a.invol_rate = invol;
     a.demand_cpus = demand;
     a.children_cpus = children;
+    a.children_waiting_cpus = children_waiting;
     a.old_cap = a.new_cap = cap_;
     a.strays = s.strays;
     a.threads = s.threads;
@@ -123,9 +133,10 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
     OversubAction& a = base(ActionKind::kOversubscribed);
     if (children > 0.05)
       snprintf(a.text, sizeof a.text,
-               "oversubscribed for %d samples: %.1f runnable threads (%.1f CPUs of them child "
-               "processes', by the counters) on %.1f CPUs, %.2f waiting per CPU",
-               hot_run_, demand, children, budget, own);
+               "oversubscribed for %d samples: %.1f runnable threads on %.1f CPUs (child "
+               "processes: %.1f CPUs by the counters, %.1f waiting by estimate), %.2f waiting "
+               "per CPU",
+               hot_run_, demand, budget, children, children_waiting, own);
     else
       snprintf(a.text, sizeof a.text,
                "oversubscribed for %d samples: %.1f runnable threads on %.1f CPUs, %.2f of them "

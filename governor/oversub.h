@@ -92,6 +92,8 @@ struct OversubAction {
                                 // its child processes' CPUs included where counters count them
   double children_cpus = 0;     // of which child processes' CPU time (counters' task clock
                                 // beyond the threads' run time; 0 without counters)
+  double children_waiting_cpus = 0;  // and their run-queue wait, estimated: children_cpus times
+                                     // the threads' wait per unit of run time (in demand_cpus)
   int old_cap = 0;              // OpenMP cap before / after (equal when unchanged)
   int new_cap = 0;
   uint32_t strays = 0;
@@ -112,6 +114,10 @@ struct OversubSummary {
   int omp_cap = 0;  // the cap now
   uint64_t actions = 0;
 };
+
+// The bound on the threads' wait per unit of run time used to estimate child processes' wait
+// (8: nine busy tasks per CPU).
+constexpr double kMaxWaitPerRun = 8;
 
 // The most actions one step() produces.
 constexpr size_t kMaxActions = 6;

@@ -323,6 +323,7 @@ std::string report_json() {
     w.key("invol_rate").value(a.invol_rate);
     w.key("demand_cpus").value(a.demand_cpus);
     w.key("children_cpus").value(a.children_cpus);
+    w.key("children_waiting_cpus").value(a.children_waiting_cpus);
     w.key("old_cap").value(a.old_cap);
     w.key("new_cap").value(a.new_cap);
     w.key("strays").value(static_cast<long long>(a.strays));
