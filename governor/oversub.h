@@ -84,17 +84,17 @@ const char* action_kind_name(ActionKind k);  // "oversubscribed", "lower_omp_cap
 struct OversubAction {
   uint64_t t_ns = 0;
   ActionKind kind = ActionKind::kAdvice;
-  double wait_ratio = 0;        // the numbers that triggered it
-  double own_ratio = 0;         // the part of wait_ratio that this process's demand explains
-  double contention_ratio = 0;  // the rest: other processes' load on the same CPUs
-  double invol_rate = 0;        // involuntary switches per second per budget CPU
-  double demand_cpus = 0;       // this process's runnable threads on average (run + wait),
-                                // its child processes' CPUs included where counters count them
-  double children_cpus = 0;     // of which child processes' CPU time (counters' task clock
-                                // beyond the threads' run time; 0 without counters)
+  double wait_ratio = 0;             // the numbers that triggered it
+  double own_ratio = 0;              // the part of wait_ratio that this process's demand explains
+  double contention_ratio = 0;       // the rest: other processes' load on the same CPUs
+  double invol_rate = 0;             // involuntary switches per second per budget CPU
+  double demand_cpus = 0;            // this process's runnable threads on average (run + wait),
+                                     // its child processes' CPUs included where counters count them
+  double children_cpus = 0;          // of which child processes' CPU time (counters' task clock
+                                     // beyond the threads' run time; 0 without counters)
   double children_waiting_cpus = 0;  // and their run-queue wait, estimated: children_cpus times
                                      // the threads' wait per unit of run time (in demand_cpus)
-  int old_cap = 0;              // OpenMP cap before / after (equal when unchanged)
+  int old_cap = 0;                   // OpenMP cap before / after (equal when unchanged)
   int new_cap = 0;
   uint32_t strays = 0;
   uint32_t threads = 0;
