@@ -5,6 +5,13 @@
 #include <cstdio>
 
 namespace pw::gov {
+namespace {
+// Fewer CPUs than this are as likely the two clocks' disagreement (task clock, schedstat).
+constexpr double kNoiseCpus = 0.05;
+// The bound on the threads' wait per unit of run time used to estimate child processes' wait
+// (8: nine busy tasks per CPU).
+constexpr double kMaxWaitPerRun = 8;
+}  // namespace
 
 const char* action_kind_name(ActionKind k) {
   switch (k) {
@@ -83,10 +90,9 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
   // time, about as long as the threads do: estimate their wait with the threads' ratio
   // (bounded, and only where the threads ran enough for the ratio to mean something).
   const double threads_running = static_cast<double>(s.run_ns) / dt;
-  double per_run = threads_running >= 0.05 ? waiting / threads_running : 0.0;
+  double per_run = threads_running >= kNoiseCpus ? waiting / threads_running : 0.0;
   if (per_run > kMaxWaitPerRun) per_run = kMaxWaitPerRun;
-  // (Below 0.05 CPUs the children are as likely the two clocks' disagreement.)
-  const double children_waiting = children >= 0.05 ? children * per_run : 0.0;
+  const double children_waiting = children >= kNoiseCpus ? children * per_run : 0.0;
   const double running = threads_running + children;
   const double demand = running + waiting + children_waiting;
   const double wait = (waiting + children_waiting) / budget;
@@ -131,7 +137,7 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
     advised_ = false;
     ++episodes_;
     OversubAction& a = base(ActionKind::kOversubscribed);
-    if (children > 0.05)
+    if (children > kNoiseCpus)
       snprintf(a.text, sizeof a.text,
                "oversubscribed for %d samples: %.1f runnable threads on %.1f CPUs (child "
                "processes: %.1f CPUs by the counters, %.1f waiting by estimate), %.2f waiting "
@@ -170,7 +176,7 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
     const char* why = cfg_.fixed_pools    ? "framework thread pools cannot be resized at run time"
                       : cfg_.omp_cap == 0 ? "OpenMP teams are not capped in this process"
                                           : "the OpenMP team cap is already 1";
-    if (children > 0.05)
+    if (children > kNoiseCpus)
       snprintf(a.text, sizeof a.text,
                "still %.2f waiting per CPU, %s; child processes use %.1f CPUs: start fewer "
                "of them or of threads",

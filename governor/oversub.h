@@ -115,10 +115,6 @@ struct OversubSummary {
   uint64_t actions = 0;
 };
 
-// The bound on the threads' wait per unit of run time used to estimate child processes' wait
-// (8: nine busy tasks per CPU).
-constexpr double kMaxWaitPerRun = 8;
-
 // The most actions one step() produces.
 constexpr size_t kMaxActions = 6;
 

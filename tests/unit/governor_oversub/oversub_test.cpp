@@ -26,6 +26,15 @@ OversubSample sample(int i, double waiting, uint64_t invol = 0, uint32_t strays 
   return s;
 }
 
+// The same, with the counters' task clock at task_clock_cpus: beyond the threads' run time it
+// is child processes' CPU time.
+OversubSample counted(int i, double waiting, double running, double task_clock_cpus) {
+  OversubSample s = sample(i, waiting, 0, 0, running);
+  s.have_counters = true;
+  s.task_clock_ns = static_cast<uint64_t>(task_clock_cpus * kPeriod);
+  return s;
+}
+
 struct Trace {
   std::vector<OversubAction> actions;
   int first_flagged = -1;
@@ -317,12 +326,7 @@ TEST(Oversub, ChildProcessesCountedByTheCountersAreOwnDemand) {
 TEST(Oversub, ChildProcessesWaitAsTheThreadsDo) {
   OversubDetector d(two_cores(2));
   std::vector<OversubSample> ss;
-  for (int i = 0; i < 10; ++i) {
-    OversubSample s = sample(i, 0.94, 0, 0, 0.67);
-    s.have_counters = true;
-    s.task_clock_ns = static_cast<uint64_t>(2.0 * kPeriod);  // children 1.33
-    ss.push_back(s);
-  }
+  for (int i = 0; i < 10; ++i) ss.push_back(counted(i, 0.94, 0.67, 2.0));  // children 1.33
   Trace r = feed(d, ss);
   EXPECT_EQ(r.first_flagged, d.config().enter_samples - 1);
   const OversubAction& flag = r.actions[0];
@@ -336,12 +340,7 @@ TEST(Oversub, ChildProcessesWaitAsTheThreadsDo) {
 TEST(Oversub, ALightChildBesideOtherLoadIsStillContention) {
   OversubDetector d(two_cores(2));
   std::vector<OversubSample> ss;
-  for (int i = 0; i < 30; ++i) {
-    OversubSample s = sample(i, 1.0, 0, 0, 1.0);
-    s.have_counters = true;
-    s.task_clock_ns = static_cast<uint64_t>(1.2 * kPeriod);  // children 0.2
-    ss.push_back(s);
-  }
+  for (int i = 0; i < 30; ++i) ss.push_back(counted(i, 1.0, 1.0, 1.2));  // children 0.2
   Trace r = feed(d, ss);
   EXPECT_EQ(r.first_flagged, -1);
   EXPECT_EQ(count(r, ActionKind::kContention), 1);
@@ -352,11 +351,8 @@ TEST(Oversub, ALightChildBesideOtherLoadIsStillContention) {
 // Threads that hardly ran say nothing about how long a busy task waits: no estimate then.
 TEST(Oversub, NoChildWaitEstimateFromThreadsThatHardlyRan) {
   OversubDetector d(two_cores(2));
-  OversubSample s = sample(0, 1.0, 0, 0, 0.01);
-  s.have_counters = true;
-  s.task_clock_ns = static_cast<uint64_t>(1.01 * kPeriod);
   OversubAction a[kMaxActions];
-  d.step(s, a, kMaxActions);
+  d.step(counted(0, 1.0, 0.01, 1.01), a, kMaxActions);
   EXPECT_DOUBLE_EQ(d.summary().max_wait_ratio, 0.5);
 }
 
