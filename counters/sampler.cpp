@@ -1,4 +1,5 @@
 // counters/sampler.cpp: the "parwidth-mon" thread that turns /proc (and PAPI) reads into deltas.
+#include <errno.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -15,6 +16,24 @@
 
 namespace pw::counters {
 namespace {
+
+// pthread_join returns once the kernel has cleared the thread's tid, which it does before it
+// takes the thread out of the thread group. A caller that stopped us for a call the kernel
+// refuses in a multi-threaded process (unshare(CLONE_NEWUSER)) would still see two threads for
+// a moment (EINVAL in about 1 of 20 calls). Wait until a signal can no longer reach the
+// thread: it is then out of the group. Bounded: a kernel that keeps it longer gets no more
+// than about 100 ms.
+void thread_gone_wait(pid_t tid) {
+  if (tid <= 0) return;
+  const int saved = errno;
+  const pid_t pid = getpid();
+  for (int i = 0; i < 2000; ++i) {
+    if (syscall(SYS_tgkill, pid, tid, 0) != 0 && errno == ESRCH) break;
+    timespec pause{0, 50 * 1000};
+    nanosleep(&pause, nullptr);
+  }
+  errno = saved;
+}
 
 uint64_t now_ns(clockid_t clock) {
   timespec ts{};
@@ -147,7 +166,9 @@ Status Sampler::stop() {
   stop_requested_ = true;
   pthread_cond_signal(&wake_);
   pthread_mutex_unlock(&lock_);
+  const pid_t tid = tid_.load();
   pthread_join(thread_, nullptr);
+  thread_gone_wait(tid);
   pthread_cond_destroy(&wake_);
   running_ = false;
   tid_.store(0);
