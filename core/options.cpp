@@ -248,6 +248,11 @@ std::vector<Row> rows_make() {
       int_row<&Options::node_idle_ms, 100, 3600000>(
           "NODE_IDLE_MS", nullptr,
           "a node registry member idle this long gives its share back (re-joins when busy)"),
+      int_row<&Options::node_expect, 1, 4096>(
+          "NODE_EXPECT", "none",
+          "governed processes this node is expected to hold: pools a framework cannot resize "
+          "(ONNX Runtime and TensorFlow sessions) are made for the share among that many, "
+          "even before the others arrive"),
   };
   return r;
 }

@@ -42,6 +42,9 @@ struct Options {
   std::string node_dir;  // the registry directory; "" = /dev/shm/parwidth-<uid> (or /tmp)
   gov::PlanMode plan = gov::PlanMode::kAuto;  // which plan sources to try
   int node_idle_ms = 3000;                    // a member idle this long leaves the registry
+  // Governed processes the node is expected to hold (0: none stated): pools a
+  // framework cannot resize are made for the share among that many.
+  int node_expect = 0;
 };
 
 // One row of the table, for --help, the README and verbose output.

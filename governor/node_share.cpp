@@ -94,4 +94,28 @@ NodeShare node_share(const std::vector<NodeMember>& members, size_t self) {
   return out;
 }
 
+NodeShare node_share_expected(const std::vector<NodeMember>& members, size_t self, int expected) {
+  if (self >= members.size() || expected <= static_cast<int>(members.size()))
+    return node_share(members, self);
+  std::vector<NodeMember> all = members;
+  unsigned long long last = 0;
+  long pid = 0;
+  for (const NodeMember& m : members) {
+    last = std::max(last, m.start);
+    pid = std::max(pid, m.pid);
+  }
+  NodeMember later = members[self];
+  later.start = last + 1;  // after everyone present, in the order they are added
+  for (int i = static_cast<int>(members.size()); i < expected; ++i) {
+    later.pid = ++pid;
+    all.push_back(later);
+  }
+  NodeShare s = node_share(all, self);
+  s.note = "node registry: " + std::to_string(members.size()) + " of " + std::to_string(expected) +
+           " expected members here (PARWIDTH_NODE_EXPECT) -> " + std::to_string(s.cpus.size()) +
+           " of " + std::to_string(members[self].cores.size()) + " cores" +
+           (s.overlap ? " (shared, " + std::to_string(s.cores_worth) + " cores' worth)" : "");
+  return s;
+}
+
 }  // namespace pw::gov

@@ -58,4 +58,14 @@ struct NodeShare {
 // local rank/size; members whose budgets do not overlap keep all their cores.
 NodeShare node_share(const std::vector<NodeMember>& members, size_t self);
 
+// The share this member will have once `expected` members are on the node
+// (PARWIDTH_NODE_EXPECT: a site's or a service manager's statement of how many
+// governed processes the node holds), for the pools a framework makes once and
+// cannot resize. The members not there yet are counted as later arrivals with
+// this member's cores, so the share is the first of the division they will
+// cause for the members present now: the same cores node_share gives this
+// member when they come (with other budgets, the cores of this one's region).
+// With as many members or more present, node_share's.
+NodeShare node_share_expected(const std::vector<NodeMember>& members, size_t self, int expected);
+
 }  // namespace pw::gov

@@ -84,11 +84,15 @@ gov::SettingDecision decide(bool notes, const std::string& setting, int plan, in
 // program's options `u`.
 OrtPlanned options_for_plan(const OrtUserOptions& u, const char* api, bool notes) {
   OrtPlanned out;
-  const gov::Plan& p = rt::plan();
+  // The session's pools are made once: while fewer governed processes than
+  // expected are on the node, for the share this one will have then.
+  std::string expected;
+  const gov::Plan p = rt::fixed_pools_plan(&expected);
+  const std::string ahead = expected.empty() ? std::string() : "; " + expected;
   const std::string via = std::string(" (") + api + ")";
   gov::SettingDecision d =
       decide(notes, "session intra_op_num_threads" + via, p.threads, u.intra, u.intra > 0,
-             std::to_string(u.intra), "plan threads per pool " + std::to_string(p.threads));
+             std::to_string(u.intra), "plan threads per pool " + std::to_string(p.threads) + ahead);
   if (d.changes()) out.intra = d.value;
   if (p.pools > 1) {
     d = decide(notes, "session execution_mode" + via, 1, u.parallel ? 1 : 0, u.parallel,

@@ -85,7 +85,11 @@ std::string config_extra(const char* what, const UserConfig& user) {
                        "the program's serialized config could not be walked; left as it was");
     return extra;
   }
-  const gov::Plan& plan = rt::plan();
+  // Made once: while fewer governed processes than expected are on the node,
+  // for the share this one will have when they are there.
+  std::string expected;
+  const gov::Plan plan = rt::fixed_pools_plan(&expected);
+  const std::string reason = expected.empty() ? plan_reason() : plan_reason() + "; " + expected;
   struct Knob {
     const char* setting;
     int field;
@@ -115,25 +119,32 @@ std::string config_extra(const char* what, const UserConfig& user) {
       continue;
     }
     if (!d.changes()) {  // observe mode, or no plan value
-      rt::framework_note(
-          who, setting, std::to_string(k.want), false,
-          std::string(gov::setting_verdict_text(d.verdict)) + " (" + plan_reason() + ")");
+      rt::framework_note(who, setting, std::to_string(k.want), false,
+                         std::string(gov::setting_verdict_text(d.verdict)) + " (" + reason + ")");
       continue;
     }
+    long value = d.value;
+    std::string why = reason;
     if (k.field == kInterField &&
         gov::interop_default_kept(!mine.empty(), rt::graph_known(), rt::options().pools > 0,
                                   plan.pools * plan.threads)) {
-      rt::framework_note(who, setting, "TensorFlow's default", false,
-                         "no model graph known: TensorFlow's inter-op default kept "
-                         "(PARWIDTH_MODEL or PARWIDTH_POOLS plans it)");
-      continue;
+      if (expected.empty()) {
+        rt::framework_note(who, setting, "TensorFlow's default", false,
+                           "no model graph known: TensorFlow's inter-op default kept "
+                           "(PARWIDTH_MODEL or PARWIDTH_POOLS plans it)");
+        continue;
+      }
+      // TensorFlow's default is one thread per CPU it may use now: the whole
+      // budget, not the expected share. The default's rule, on the share.
+      value = plan.pools * plan.threads;
+      why = "no model graph known: TensorFlow's inter-op default (one per core) on the share; " +
+            expected;
     }
-    field_append(&extra, k.field, static_cast<uint64_t>(d.value));
-    k.asked->store(d.value);
+    field_append(&extra, k.field, static_cast<uint64_t>(value));
+    k.asked->store(value);
     rt::framework_note(
-        who, setting, std::to_string(d.value), true,
-        mine.empty() ? plan_reason()
-                     : plan_reason() + "; replaced what was " + mine + " (PARWIDTH_OVERRIDE=1)");
+        who, setting, std::to_string(value), true,
+        mine.empty() ? why : why + "; replaced what was " + mine + " (PARWIDTH_OVERRIDE=1)");
   }
   return extra;
 }

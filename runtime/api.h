@@ -92,8 +92,15 @@ void fixed_pool_made(const std::string& framework, const std::string& pool, int 
 unsigned plan_generation();
 
 // True when other governed processes share this process's node (a launcher's
-// local size or the node registry's members, as of the monitor's last sample).
+// local size or the node registry's members, as of the monitor's last sample),
+// or are expected to (PARWIDTH_NODE_EXPECT).
 bool node_shared();
+
+// The plan for pools a framework makes once and cannot resize: plan(), or,
+// while fewer governed processes than PARWIDTH_NODE_EXPECT are on the node,
+// the plan on the share this process will have once they are all there
+// (*why then says so; empty otherwise). Call after fixed_pools_prepare.
+gov::Plan fixed_pools_plan(std::string* why);
 
 // A warning printed once (per key) and kept for the report.
 void warn_once(const std::string& key, const std::string& message);

@@ -148,6 +148,17 @@ void node_entry_refresh(Runtime& r, uint64_t t_ns) {
   r.node.publish(self, &err);  // failing, the entry in place stays right about the cores
 }
 
+// With PARWIDTH_NODE_EXPECT, the share the pools that cannot be resized are made for while
+// fewer members than expected are on the node (fixed_pools_plan); cleared once they are all
+// there or the process is not a member.
+void expected_update(Runtime& r, const std::vector<gov::NodeMember>* members, size_t self) {
+  gov::NodeShare s;
+  if (members && r.opt.node_expect > static_cast<int>(members->size()))
+    s = gov::node_share_expected(*members, self, r.opt.node_expect);
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.expected_share = std::move(s);
+}
+
 // Publishes this process in the registry and takes its share.
 bool node_publish(Runtime& r, bool at_activation) {
   std::string err;
@@ -164,7 +175,10 @@ bool node_publish(Runtime& r, bool at_activation) {
     return false;
   }
   node::ScanResult s;
-  if (r.node.scan(&s)) node_apply(r, gov::node_share(s.members, s.self), at_activation);
+  if (r.node.scan(&s)) {
+    expected_update(r, &s.members, s.self);
+    node_apply(r, gov::node_share(s.members, s.self), at_activation);
+  }
   node_entry_refresh(r, 0);
   return true;
 }
@@ -326,6 +340,7 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
     if (step.change == gov::MembershipChange::kLeave) {
       r->member_now.store(false, std::memory_order_release);
       r->node.leave();
+      expected_update(*r, nullptr, 0);
       gov::NodeShare all;
       for (const gov::NodeCore& core : node_cores_of(r->full_budget)) all.cpus.push_back(core.cpu);
       all.note = std::string("node registry: left (") + step.why + "), every core again";
@@ -339,9 +354,11 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
     }
     const uint64_t sample = ++r->node_samples;
     node::ScanResult s;
-    if (r->node.scan(&s))
+    if (r->node.scan(&s)) {
+      expected_update(*r, &s.members, s.self);
       node_apply(*r, gov::node_share(s.members, s.self), false,
                  node_listing_change(*r, s.members, sample));
+    }
     node_entry_refresh(*r, t_ns);
   } catch (...) {
     // Fail open: only running out of memory throws here; this step is skipped, the host runs on.
@@ -354,7 +371,36 @@ bool node_shared() {
   // The monitor thread re-reads the node registry every sample; the share in
   // force is at most one sample old.
   std::lock_guard<std::mutex> lock(r->mu);
-  return r->planned.budget.local_size > 1;
+  return r->planned.budget.local_size > 1 || !r->expected_share.cpus.empty();
+}
+
+gov::Plan fixed_pools_plan(std::string* why) {
+  Runtime* r = g;
+  if (why) why->clear();
+  if (!r || r->state.load(std::memory_order_acquire) != kActive) return plan();
+  gov::NodeShare expected;
+  topo::Budget in_force;
+  planning::GraphSummary graph;
+  topo::Machine machine;
+  {
+    std::lock_guard<std::mutex> lock(r->mu);
+    expected = r->expected_share;
+    in_force = r->planned.budget;
+    graph = r->planned.graph;
+    machine = r->planned.machine;
+  }
+  // Only a smaller share than the one in force: never more than the budget allows now.
+  if (expected.cpus.empty() || static_cast<int>(expected.cpus.size()) > in_force.cores)
+    return plan();
+  topo::Budget b = budget_narrow(r->full_budget, expected.cpus);
+  b.local_rank = expected.rank;
+  b.local_size = expected.size;
+  std::vector<std::string> warnings;  // the calibration's: said when the plan in force was made
+  bool found = false;
+  const gov::Plan p = plan_on(*r, machine, b, expected.overlap ? expected.cores_worth : 0, graph,
+                              &warnings, &found);
+  if (why) *why = expected.note;
+  return p;
 }
 
 void fixed_pools_prepare() {

@@ -17,6 +17,7 @@
 #include "core/options.h"
 #include "core/planning.h"
 #include "governor/membership.h"
+#include "governor/node_share.h"
 #include "governor/thread_table.h"
 #include "runtime/api.h"
 
@@ -74,6 +75,10 @@ struct Runtime {
   // monitor thread joins at its next sample.
   std::atomic<bool> announced{false};
   std::atomic<bool> launcher{false};  // it spawned ranks that a launcher describes
+  // PARWIDTH_NODE_EXPECT with fewer members on the node than expected: this
+  // member's share once they are all there (node_share_expected), from the
+  // monitor's last scan; empty otherwise. Under mu.
+  gov::NodeShare expected_share;
   std::vector<int> node_cpus;
   int node_worth = 0;  // the cores' worth of threads planned on node_cpus (shared cores: less)
   int node_changes = 0;

@@ -106,6 +106,9 @@ const Case kCases[] = {
     {"PARWIDTH_PAPI", "auto", true},
     {"PARWIDTH_PAPI", "0", true},
     {"PARWIDTH_PAPI", "sometimes", false},
+    {"PARWIDTH_NODE_EXPECT", "3", true},
+    {"PARWIDTH_NODE_EXPECT", "0", false},
+    {"PARWIDTH_NODE_EXPECT", "three", false},
 };
 
 TEST(Options, EachValueIsAcceptedOrWarnedAbout) {

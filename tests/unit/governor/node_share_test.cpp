@@ -27,6 +27,46 @@ std::vector<NodeMember> same(int n, const std::vector<NodeCore>& c) {
   return m;
 }
 
+TEST(NodeShareExpected, AloneOfTwoExpectedTakesTheFirstHalf) {
+  auto m = same(1, cores(2, 4));
+  NodeShare s = node_share_expected(m, 0, 2);
+  EXPECT_EQ(s.cpus, range(0, 3));
+  EXPECT_EQ(s.cores_worth, 4);
+  EXPECT_NE(s.note.find("1 of 2 expected"), std::string::npos) << s.note;
+}
+
+TEST(NodeShareExpected, TheExpectedShareIsTheOneTheArrivalsLeave) {
+  // Whoever is present, in whatever order they arrive: the share planned
+  // ahead is the one node_share gives once every expected member is there.
+  for (int expected = 2; expected <= 5; ++expected) {
+    auto all = same(expected, cores(1, 6));
+    for (int present = 1; present <= expected; ++present) {
+      std::vector<NodeMember> now(all.begin(), all.begin() + present);
+      for (int i = 0; i < present; ++i)
+        EXPECT_EQ(node_share_expected(now, static_cast<size_t>(i), expected).cpus,
+                  node_share(all, static_cast<size_t>(i)).cpus)
+            << "member " << i << " of " << present << " present, " << expected << " expected";
+    }
+  }
+}
+
+TEST(NodeShareExpected, MoreExpectedThanCoresShareTheRegion) {
+  auto m = same(1, cores(1, 2));
+  NodeShare s = node_share_expected(m, 0, 3);
+  EXPECT_EQ(s.cpus, range(0, 1));
+  EXPECT_TRUE(s.overlap);
+  EXPECT_EQ(s.cores_worth, 1);
+}
+
+TEST(NodeShareExpected, AsManyPresentAsExpectedIsTheNodesShare) {
+  auto m = same(3, cores(1, 6));
+  for (int expected : {0, 1, 2, 3}) {
+    EXPECT_EQ(node_share_expected(m, 1, expected).cpus, node_share(m, 1).cpus);
+    EXPECT_EQ(node_share_expected(m, 1, expected).note, node_share(m, 1).note);
+  }
+  EXPECT_TRUE(node_share_expected(m, 5, 4).cpus.empty());  // not a member of the list
+}
+
 TEST(NodeShare, AloneKeepsEverything) {
   auto m = same(1, cores(2, 4));
   NodeShare s = node_share(m, 0);
