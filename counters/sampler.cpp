@@ -29,7 +29,7 @@ void thread_gone_wait(pid_t tid) {
   const pid_t pid = getpid();
   for (int i = 0; i < 2000; ++i) {
     if (syscall(SYS_tgkill, pid, tid, 0) != 0 && errno == ESRCH) break;
-    timespec pause{0, 50 * 1000};
+    timespec pause{0, 50L * 1000};
     nanosleep(&pause, nullptr);
   }
   errno = saved;

@@ -136,7 +136,7 @@ std::string config_extra(const char* what, const UserConfig& user) {
       }
       // TensorFlow's default is one thread per CPU it may use now: the whole
       // budget, not the expected share. The default's rule, on the share.
-      value = plan.pools * plan.threads;
+      value = static_cast<long>(plan.pools) * plan.threads;
       why = "no model graph known: TensorFlow's inter-op default (one per core) on the share; " +
             expected;
     }

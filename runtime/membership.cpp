@@ -397,10 +397,9 @@ gov::Plan fixed_pools_plan(std::string* why) {
   b.local_size = expected.size;
   std::vector<std::string> warnings;  // the calibration's: said when the plan in force was made
   bool found = false;
-  const gov::Plan p = plan_on(*r, machine, b, expected.overlap ? expected.cores_worth : 0, graph,
-                              &warnings, &found);
   if (why) *why = expected.note;
-  return p;
+  return plan_on(*r, machine, b, expected.overlap ? expected.cores_worth : 0, graph, &warnings,
+                 &found);
 }
 
 void fixed_pools_prepare() {
