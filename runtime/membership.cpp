@@ -70,6 +70,21 @@ void fixed_pools_check(Runtime& r, const gov::Plan& p) {
                          "its pools by hand)");
 }
 
+// The budget of a node share (the full budget cut down to its cores) and the
+// plan on it. The calibration's warnings are not kept: they were given when
+// the plan at activation was made.
+gov::Plan share_plan(const Runtime& r, const gov::NodeShare& share, const topo::Machine& machine,
+                     const planning::GraphSummary& graph, topo::Budget* budget) {
+  topo::Budget& b = *budget;
+  b = budget_narrow(r.full_budget, share.cpus);
+  b.local_rank = share.rank;
+  b.local_size = share.size;
+  b.notes.push_back(share.note + " (" + r.node.dir() + ")");
+  std::vector<std::string> warnings;
+  bool found = false;
+  return plan_on(r, machine, b, share.overlap ? share.cores_worth : 0, graph, &warnings, &found);
+}
+
 // Puts a node share in force. At activation only the budget and plan change
 // (no thread exists yet); later the running process shrinks or grows: new
 // plan for new threads, OpenMP cap, existing threads re-pinned, then the
@@ -85,14 +100,8 @@ void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation,
   if (share.cpus.empty() || (share.cpus == r.node_cpus && worth == r.node_worth)) return;
   r.node_cpus = share.cpus;
   r.node_worth = worth;
-  topo::Budget b = budget_narrow(r.full_budget, share.cpus);
-  b.local_rank = share.rank;
-  b.local_size = share.size;
-  b.notes.push_back(share.note + " (" + r.node.dir() + ")");
-  std::vector<std::string> warnings;  // about the calibration: given at activation
-  bool found = false;
-  const gov::Plan p = plan_on(r, r.planned.machine, b, share.overlap ? share.cores_worth : 0,
-                              r.planned.graph, &warnings, &found);
+  topo::Budget b;
+  const gov::Plan p = share_plan(r, share, r.planned.machine, r.planned.graph, &b);
   {
     std::lock_guard<std::mutex> lock(r.mu);
     r.planned.budget = b;
@@ -392,14 +401,9 @@ gov::Plan fixed_pools_plan(std::string* why) {
   // Only a smaller share than the one in force: never more than the budget allows now.
   if (expected.cpus.empty() || static_cast<int>(expected.cpus.size()) > in_force.cores)
     return plan();
-  topo::Budget b = budget_narrow(r->full_budget, expected.cpus);
-  b.local_rank = expected.rank;
-  b.local_size = expected.size;
-  std::vector<std::string> warnings;  // the calibration's: said when the plan in force was made
-  bool found = false;
   if (why) *why = expected.note;
-  return plan_on(*r, machine, b, expected.overlap ? expected.cores_worth : 0, graph, &warnings,
-                 &found);
+  topo::Budget b;
+  return share_plan(*r, expected, machine, graph, &b);
 }
 
 void fixed_pools_prepare() {
