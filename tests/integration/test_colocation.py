@@ -46,6 +46,8 @@ WORKER = ROOT / "examples" / "infer_mixed.py"
 PY = {"torch": ROOT / ".venv" / "torch" / "bin" / "python",
       "ort": ROOT / ".venv" / "ort" / "bin" / "python",
       "tf": ROOT / ".venv" / "tf" / "bin" / "python"}
+# Whether the Python thread is one of the framework's pool threads (see above).
+CALLER_IN_POOL = {"torch": True, "ort": True, "tf": False}
 PERIOD_MS = 100
 LOAD_S = 25  # the slowest start (TensorFlow's import and model) on a loaded 2-core machine
 WINDOW_S = 6
@@ -127,12 +129,12 @@ class ProcWatch:
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
 
-    def add(self, name, pid, caller_in_pool=True):
+    def add(self, name, pid, caller_in_pool):
         self.pids[name] = (pid, caller_in_pool)
         self.samples[name] = []
 
     @staticmethod
-    def read(pid, caller_in_pool=True):
+    def read(pid, caller_in_pool):
         """(runnable pool threads, CPUs of the share); the process's first
         thread counts only where `caller_in_pool`."""
         runnable = 0
@@ -203,7 +205,7 @@ def run_node(tmp_path, frameworks, stagger_s, expect=0):
             if expect:
                 preload["PARWIDTH_NODE_EXPECT"] = str(expect)
             p = worker(fw, tmp_path / f"w{i}.json", begin, end, preload=preload)
-            watch.add(f"{i}:{fw}", p.pid, caller_in_pool=fw != "tf")
+            watch.add(f"{i}:{fw}", p.pid, CALLER_IN_POOL[fw])
             procs.append(p)
         for p in procs:
             _, err = p.communicate(timeout=LOAD_S + WINDOW_S + 300)
