@@ -34,6 +34,8 @@ PATH_RE = re.compile(
     r"\.(\{[\w,]+\}|\*|(?:" + EXTS + r"))\b(?![\w/])"
     r"(?::(\d+)(?:-(\d+))?)?"
     r"(?:(?:,| \(| in) \"([^\"]+)\")?")
+# A file of the referring folder or the root, by its bare name, with a heading.
+BARE_MD_RE = re.compile(r'(?<![\w./-])([A-Za-z_][\w-]*\.md)(?:,| \(| in) "([^"]+)"')
 QUAL_RE = re.compile(r"(?<![\w:.])((?:[A-Za-z_]\w*::)+)(~?[A-Za-z_]\w*)")
 CALL_BT_RE = re.compile(r"`([A-Za-z_]\w*)\(\)?[^`]*`")
 CALL_RE = re.compile(r"(?<![\w.:>$/-])([a-z][a-z0-9]*_[a-z0-9_]+)\(")
@@ -265,6 +267,13 @@ def check_file(index, src):
                     hs = headings(index.root / t)
                     if not any(h.startswith(heading) or heading in h for h in hs):
                         errors.append((src, line, '%s: %s has no heading "%s"' % (shown, t, heading)))
+        for m in BARE_MD_RE.finditer(text):
+            here = str(Path(src).parent)
+            cands = [here + "/" + m.group(1)] if here != "." else []
+            t = next((c for c in cands + [m.group(1)] if c in index.files), None)
+            if t and not any(h.startswith(m.group(2)) or m.group(2) in h
+                             for h in headings(index.root / t)):
+                errors.append((src, line, '%s: %s has no heading "%s"' % (m.group(0), t, m.group(2))))
         for m in QUAL_RE.finditer(text):
             scopes = m.group(1).rstrip(":").split("::")
             name = m.group(2).lstrip("~")
@@ -310,10 +319,12 @@ def self_test():
         "b/bad_name.c": "/* gov::plan_gone decides; */\n",
         "b/bad_call.sh": "#!/bin/sh\n# calls `plan_gone()` first\n",
         "b/bad_head.h": "// a/README.md, \"Layout\" says why.\n",
+        "b/bad_root_head.h": "// README.md, \"Layout\" says why; README.md, \"Top\" too.\n",
+        "README.md": "# Top\n",
         "b/bad_member.h": "// Plan::threads is the count.\n",
     }
     want = {"b/bad_line.cpp", "b/bad_file.py", "b/bad_name.c", "b/bad_call.sh", "b/bad_head.h",
-            "b/bad_member.h"}
+            "b/bad_member.h", "b/bad_root_head.h"}
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)
         for f, text in cases.items():
