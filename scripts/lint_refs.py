@@ -298,7 +298,9 @@ def run(root):
     index = Index(root, files)
     errors = []
     for f in sorted(index.comments):
-        errors += check_file(index, f)
+        for e in check_file(index, f):
+            if e not in errors:  # one line naming a file twice is one finding
+                errors.append(e)
     for src, line, what in errors:
         print("scripts/lint: %s:%d: %s" % (src, line, what), file=sys.stderr)
     return errors
