@@ -36,6 +36,10 @@ PATH_RE = re.compile(
     r"(?:(?:,| \(| in) \"([^\"]+)\")?")
 # A file of the referring folder or the root, by its bare name, with a heading.
 BARE_MD_RE = re.compile(r'(?<![\w./-])([A-Za-z_][\w-]*\.md)(?:,| \(| in) "([^"]+)"')
+# A bare Markdown file name (no folder): it must be the referring folder's, the root's
+# or docs/'s; and nothing may point outside the repository.
+BARE_FILE_RE = re.compile(r"(?<![\w./-])([A-Za-z][\w-]*\.md)\b")
+OUTSIDE_RE = re.compile(r"(?:\.\./)+shared\b|/work/[\w.-]+")
 QUAL_RE = re.compile(r"(?<![\w:.])((?:[A-Za-z_]\w*::)+)(~?[A-Za-z_]\w*)")
 CALL_BT_RE = re.compile(r"`([A-Za-z_]\w*)\(\)?[^`]*`")
 CALL_RE = re.compile(r"(?<![\w.:>$/-])([a-z][a-z0-9]*_[a-z0-9_]+)\(")
@@ -267,6 +271,13 @@ def check_file(index, src):
                     hs = headings(index.root / t)
                     if not any(h.startswith(heading) or heading in h for h in hs):
                         errors.append((src, line, '%s: %s has no heading "%s"' % (shown, t, heading)))
+        for m in OUTSIDE_RE.finditer(text):
+            errors.append((src, line, "%s: points outside the repository" % m.group(0)))
+        for m in BARE_FILE_RE.finditer(text):
+            here = str(Path(src).parent)
+            cands = ([here + "/" + m.group(1)] if here != "." else []) + [m.group(1), "docs/" + m.group(1)]
+            if not any(c in index.files for c in cands):
+                errors.append((src, line, "%s: no such file here, at the root or in docs/" % m.group(1)))
         for m in BARE_MD_RE.finditer(text):
             here = str(Path(src).parent)
             cands = [here + "/" + m.group(1)] if here != "." else []
@@ -324,9 +335,11 @@ def self_test():
         "b/bad_root_head.h": "// README.md, \"Layout\" says why; README.md, \"Top\" too.\n",
         "README.md": "# Top\n",
         "b/bad_member.h": "// Plan::threads is the count.\n",
+        "b/bad_outside.py": "# As ../shared/NOTES.md says.\n",
+        "b/bad_bare.cpp": "// DESIGN.md's rule.\n",
     }
     want = {"b/bad_line.cpp", "b/bad_file.py", "b/bad_name.c", "b/bad_call.sh", "b/bad_head.h",
-            "b/bad_member.h", "b/bad_root_head.h"}
+            "b/bad_member.h", "b/bad_root_head.h", "b/bad_outside.py", "b/bad_bare.cpp"}
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)
         for f, text in cases.items():
