@@ -1,5 +1,5 @@
 // `parwidth width MODEL [--json]`: the width statistics of a model file, so anyone can
-// reproduce a plan's input from the file alone (DESIGN.md, "The width statistics").
+// reproduce a plan's input from the file alone (docs/design.md, "The width statistics").
 #include <cstdio>
 #include <cstring>
 #include <string>

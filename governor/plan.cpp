@@ -1,4 +1,4 @@
-// governor/plan: the plan rule of DESIGN.md and the socket-aware placement.
+// governor/plan: the width rule (docs/design.md, "The plan") and the socket-aware placement.
 #include "governor/plan.h"
 
 #include <algorithm>

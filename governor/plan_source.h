@@ -1,4 +1,4 @@
-// governor/plan_source: which source decides the plan (DESIGN.md "The plan"):
+// governor/plan_source: which source decides the plan (docs/design.md, "The plan"):
 // a measured plan stored for this graph and budget, the model's predicted
 // fastest candidate, or the width rule; the user's PARWIDTH_POOLS/INTRA above all.
 //

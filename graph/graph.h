@@ -1,5 +1,5 @@
 // Public API of graph/: model-graph readers (ONNX, TF GraphDef/SavedModel, JSON) and the
-// width statistics of DESIGN.md ("The width statistics").
+// width statistics of docs/design.md ("The width statistics").
 //
 // Error contract: every function returns a Status and fills its out-parameters only on
 // kOk (on failure *err, when non-null, gets one line saying what went wrong). Nothing
@@ -143,7 +143,7 @@ struct Graph {
   std::vector<Node> nodes;
   // Control-flow bodies (ONNX If/Loop/Scan graph attributes) and TF library functions,
   // flattened, each with its own nodes. Their heavy ops are not part of the main
-  // statistic (DESIGN: they count as their own graphs). Subgraphs have no subgraphs.
+  // statistic (docs/design.md: they count as their own graphs). Subgraphs have no subgraphs.
   std::vector<Graph> subgraphs;
   std::string note;  // how the executed graph was chosen (SavedModel), empty otherwise
   // Graph inputs in file order (ONNX inputs that are not initializers; TF Placeholders)

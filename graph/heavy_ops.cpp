@@ -1,4 +1,4 @@
-// The heavy-operator table (DESIGN.md), one row per op or op family.
+// The heavy-operator table (docs/design.md), one row per op or op family.
 #include "graph/heavy_ops.h"
 
 namespace pw::graph {

@@ -1,4 +1,4 @@
-// The heavy-operator table of DESIGN.md ("Heavy operators"), the only place that says which
+// The heavy-operator table of docs/design.md ("Heavy operators"), the only place that says which
 // ops count toward the width statistics.
 #pragma once
 

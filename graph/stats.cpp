@@ -1,4 +1,4 @@
-// The width statistics of DESIGN.md over one graph: Kahn's topological order, one pass.
+// The width statistics of docs/design.md over one graph: Kahn's topological order, one pass.
 //
 // Iterative on purpose: models reach 10^6 nodes and chains of that length would overflow
 // the stack of a recursive depth-first search. Time and memory are O(nodes + edges).

@@ -5,7 +5,7 @@
 // OpDef name 1, input_arg 2, output_arg 3; OpDef.ArgDef name 1; SavedModel meta_graphs 2;
 // MetaGraphDef graph_def 2.
 //
-// Which graph runs (DESIGN: "the graph that the session/runtime executes"): the main
+// Which graph runs (docs/design.md: the graph the session or runtime executes): the main
 // graph_def (of the first meta graph, for a SavedModel) with every PartitionedCall /
 // StatefulPartitionedCall (attr f) and every direct call of a library function replaced by
 // the function's body, recursively, as TF's function inlining does before execution. A TF2

@@ -129,7 +129,7 @@ void bli_thread_set_num_threads(long n);
 typedef struct OrtApiBase OrtApiBase;
 const OrtApiBase* OrtGetApiBase(void);
 // Not a hook: parwidth's own entry for its Python startup hook
-// (python/sitecustomize.py, hooks/python.cpp), found with ctypes.CDLL(None).
+// (preload/python/sitecustomize.py, hooks/python.cpp), found with ctypes.CDLL(None).
 int parwidth_python(const char* op, const char* args, const void* data, size_t size, char* reply,
                     size_t reply_size);
 }

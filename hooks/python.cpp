@@ -1,5 +1,5 @@
 // hooks/python: the entry that parwidth's Python startup hook
-// (python/sitecustomize.py) calls through ctypes. Python-level code is the
+// (preload/python/sitecustomize.py) calls through ctypes. Python-level code is the
 // only route into what the interpreter reaches without crossing a library
 // boundary (ONNX Runtime's binding, hooks/README.md); and an import is the
 // moment a BLAS library that came with it has finished initialising.

@@ -28,7 +28,7 @@ std::string base_name(const char* path) {
   return s ? s + 1 : path;
 }
 
-// Python processes get parwidth's startup hook (python/sitecustomize.py, next
+// Python processes get parwidth's startup hook (preload/python/sitecustomize.py, next
 // to this library as parwidth-python/): it puts parwidth's part of
 // PYTHONPATH back as it was and hooks what only Python-level code reaches
 // (ONNX Runtime's sessions; the BLAS libraries that imports load). Inert

@@ -289,6 +289,13 @@ def main():
     load_after = os.getloadavg()
 
     lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    # The tree measured, for the page's provenance (docs/developing.md): a tree with
+    # uncommitted changes says so rather than naming a commit it is not.
+    git = ["git", "-C", str(Path(__file__).resolve().parent)]
+    commit = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip() or "unknown"
+    if commit != "unknown" and subprocess.run(git + ["diff", "--quiet", "HEAD"]).returncode != 0:
+        commit += " with uncommitted changes"
     keep = ("Architecture", "CPU(s)", "On-line CPU(s) list", "Model name", "Thread(s) per core",
             "Core(s) per socket", "Socket(s)", "Hypervisor vendor", "L1d cache", "L2 cache", "L3 cache",
             "NUMA node(s)")
@@ -302,8 +309,8 @@ def main():
 
     lines = []
     lines.append("# The paper's experiment on this machine: plan vs exhaustive search\n")
-    lines.append("Made by `%s` (%.0f s). Every number here is measured by that run; nothing is "
-                 "copied from elsewhere.\n" % (command, elapsed))
+    lines.append("Made by `%s` at commit %s (%.0f s). Every number here is measured by that run; "
+                 "nothing is copied from elsewhere.\n" % (command, commit, elapsed))
     lines.append("## Machine\n\n" + machine + "\n")
     lines.append("Load average (1 min) before / after the run: %.2f / %.2f. On a 2-core machine "
                  "anything else running lands on the cores the configurations compete for; read "

@@ -143,29 +143,3 @@ def test_both_value_spellings_mean_the_same():
     assert spaced.returncode == 0 and joined.returncode == 0, (spaced.stderr, joined.stderr)
     assert json.loads(spaced.stdout)["plan"] == json.loads(joined.stdout)["plan"]
     assert json.loads(joined.stdout)["plan"]["pools"] == 3
-
-
-def test_readme_options_table_lists_what_the_option_table_has():
-    """The option table (core/options.cpp) is the one source: `parwidth run --help`
-    prints it; the README's table must name the same options with the same defaults."""
-    helped = {}
-    lines = cli("run", "--help").stdout.splitlines()
-    for line in lines:
-        if line.startswith("  PARWIDTH_"):
-            name, rest = line.split(None, 1)
-            helped[name[len("PARWIDTH_"):]] = rest.split(" default ", 1)[1].strip()
-    assert len(helped) >= 20, lines
-    readme = (ROOT / "README.md").read_text().split("## Options", 1)[1].split("\n## ", 1)[0]
-    documented = {}
-    for row in readme.splitlines():
-        cells = [c.strip() for c in row.strip().strip("|").split("|")]
-        if len(cells) != 4 or cells[0] in ("option", "---"):
-            continue
-        names = [n.strip() for n in cells[0].split(",")]
-        # "all / none" gives each of two names its default; "cores / pools" is one.
-        defaults = [d.strip().strip("`") for d in
-                    (cells[2].split(" / ") if len(names) > 1 else [cells[2]])]
-        for i, n in enumerate(names):
-            documented[n] = defaults[min(i, len(defaults) - 1)]
-    assert set(documented) == set(helped)
-    assert documented == helped

@@ -75,7 +75,7 @@ def test_python_session_gets_the_plan_three_views_agree(tmp_path, weights, model
     plan = report["plan"]
     notes = ort_notes(report)
     assert report["graph"]["source"] == "onnxruntime session model"
-    expect_pools = 2 if model == "googlenet" else 1  # W = 2 and W = 1 (README's table)
+    expect_pools = 2 if model == "googlenet" else 1  # W = 2 and W = 1 (docs/planning.md's table)
     assert plan["pools"] == min(expect_pools, len(FULL)) and plan["source"] == "width"
     # ORT's own view.
     opts = view["options"]

@@ -1,4 +1,4 @@
-// The report: keys of DESIGN.md, paths, JSON escaping.
+// The report: keys of docs/report.md, paths, JSON escaping.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -30,7 +30,7 @@ TEST(HeavyTable, EveryOnnxEntryIsHeavyOnAConstantOperand) {
     EXPECT_EQ(s.heavy_by_type[op], 1u) << op;
     ++checked;
   }
-  EXPECT_EQ(checked, 17u);  // 14 compute ops + 3 Gather variants (DESIGN.md)
+  EXPECT_EQ(checked, 17u);  // 14 compute ops + 3 Gather variants (docs/design.md)
 }
 
 TEST(HeavyTable, EveryTfEntryIsHeavyOnAVariableOperand) {
