@@ -78,6 +78,43 @@ def _parwidth_start():
         """The plan's generation: the library's return value, no reply buffer."""
         return api(b"generation", None, None, 0, None, 0)
 
+    # At exit (Python's atexit runs this last: it is registered first), the
+    # runtimes' own counts while the frameworks are still alive: torch's, and
+    # each ONNX Runtime session's options as ORT holds them. The library reads
+    # the OpenMP runtimes and BLAS pools at the same moment; the report's
+    # in_force lists them all.
+    import atexit
+    import weakref
+
+    sessions = weakref.WeakSet()
+
+    def in_force():
+        lines = []
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            for setting, get in (("intra-op threads (torch.get_num_threads)",
+                                  "get_num_threads"),
+                                 ("inter-op threads (torch.get_num_interop_threads)",
+                                  "get_num_interop_threads")):
+                try:
+                    lines.append("torch\ttorch %s\t%s\t%d" % (
+                        torch.__version__, setting, getattr(torch, get)()))
+                except Exception:
+                    pass
+        for i, sess in enumerate(list(sessions)):
+            try:
+                o = sess.get_session_options()
+                for name in ("intra_op_num_threads", "inter_op_num_threads"):
+                    lines.append("onnxruntime\tsession %d\t%s\t%d" % (i, name, getattr(o, name)))
+            except Exception:
+                pass
+        try:
+            call("in_force", "\n".join(lines))
+        except Exception:
+            pass
+
+    atexit.register(in_force)
+
     state = {"busy": False}
     ort_module = "onnxruntime.capi.onnxruntime_inference_collection"
 
@@ -125,7 +162,7 @@ def _parwidth_start():
                 def exec_module(module, original=original):
                     original(module)
                     try:
-                        _wrap_ort(module, call, generation)
+                        _wrap_ort(module, call, generation, sessions)
                     except Exception:
                         pass
 
@@ -148,7 +185,7 @@ def _parwidth_start():
         pass
 
 
-def _wrap_ort(module, call, generation):
+def _wrap_ort(module, call, generation, sessions):
     """InferenceSession gets the plan: the options are set on the program's
     SessionOptions for the creation only (ORT copies them into the session)
     and put back afterwards. When the plan changes later (the node's division),
@@ -225,6 +262,10 @@ def _wrap_ort(module, call, generation):
         try:
             return original(self, *a, **k)
         finally:
+            try:
+                sessions.add(self)
+            except Exception:
+                pass
             try:
                 used = self._sess.session_options if getattr(self, "_sess", None) else None
                 if used is not None:
