@@ -172,10 +172,10 @@ OrtPlanned ort_session_replan(const OrtUserOptions& u, const OrtPlanned& made, d
     }
     if (d.verdict == gov::RebuildVerdict::kRebuild) {
       out = want;
-      rt::plan_applied(rt::plan_generation(),
-                       "ONNX Runtime session made again (Python): intra " +
-                           std::to_string(in.want.intra) + ", inter " +
-                           std::to_string(in.want.inter) + ", spin " + std::to_string(in.want.spin));
+      rt::plan_applied(rt::plan_generation(), "ONNX Runtime session made again (Python): intra " +
+                                                  std::to_string(in.want.intra) + ", inter " +
+                                                  std::to_string(in.want.inter) + ", spin " +
+                                                  std::to_string(in.want.spin));
     }
   } catch (...) {
     *verdict = gov::RebuildVerdict::kSame;

@@ -215,7 +215,9 @@ TEST(PlanOwner, ALongTimelineKeepsItsHeadAndItsLatest) {
   PlanOwner owner;
   Planner p;
   owner.change(activation({0, 1}, 1), planner_ref(p), nullptr);
-  for (int i = 0; i < 200; ++i) owner.change(share(i % 2 ? std::vector<int>{0, 1} : std::vector<int>{1}), planner_ref(p), nullptr);
+  for (int i = 0; i < 200; ++i)
+    owner.change(share(i % 2 ? std::vector<int>{0, 1} : std::vector<int>{1}), planner_ref(p),
+                 nullptr);
   size_t dropped = 0;
   const auto tl = owner.timeline(&dropped);
   EXPECT_EQ(tl.size(), PlanOwner::kTimelineKept);
@@ -250,7 +252,9 @@ TEST(PlanOwner, ConcurrentChangesAndReadersStayConsistent) {
   for (int w = 0; w < 3; ++w)
     writers.emplace_back([&, w] {
       for (int i = 0; i < 100; ++i) {
-        if (w == 0) owner.change(share(i % 2 ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0, 1}), planner_ref(p), apply);
+        if (w == 0)
+          owner.change(share(i % 2 ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0, 1}),
+                       planner_ref(p), apply);
         if (w == 1) owner.change(graph(1 + i % 3), planner_ref(p), apply);
         if (w == 2) owner.change(cap(1 + i % 2), planner_ref(p), apply);
       }
