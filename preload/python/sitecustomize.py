@@ -86,7 +86,9 @@ def _parwidth_start():
     import atexit
     import weakref
 
-    sessions = weakref.WeakSet()
+    # Each ONNX Runtime session's options as ORT holds them, read when it is made
+    # (and made again); read again at exit while the session still exists.
+    sessions = []  # [weakref to the session, its last options read]
 
     def in_force():
         lines = []
@@ -101,19 +103,39 @@ def _parwidth_start():
                         torch.__version__, setting, getattr(torch, get)()))
                 except Exception:
                     pass
-        for i, sess in enumerate(list(sessions)):
-            try:
-                o = sess.get_session_options()
-                for name in ("intra_op_num_threads", "inter_op_num_threads"):
-                    lines.append("onnxruntime\tsession %d\t%s\t%d" % (i, name, getattr(o, name)))
-            except Exception:
-                pass
+        for i, (ref, last) in enumerate(sessions):
+            sess = ref()
+            if sess is not None:
+                try:
+                    last = session_options(sess)
+                except Exception:
+                    pass
+            for name, value in last.items():
+                lines.append("onnxruntime\tsession %d%s\t%s\t%d" % (
+                    i, "" if sess is not None else " (ended; as last made)", name, value))
         try:
             call("in_force", "\n".join(lines))
         except Exception:
             pass
 
     atexit.register(in_force)
+
+    def session_options(sess):
+        o = sess._sess.session_options
+        return {"intra_op_num_threads": o.intra_op_num_threads,
+                "inter_op_num_threads": o.inter_op_num_threads}
+
+    def session_made(sess):
+        try:
+            options = session_options(sess)
+        except Exception:
+            return
+        for entry in sessions:
+            if entry[0]() is sess:
+                entry[1] = options
+                return
+        if len(sessions) < 64:
+            sessions.append([weakref.ref(sess), options])
 
     state = {"busy": False}
     ort_module = "onnxruntime.capi.onnxruntime_inference_collection"
@@ -162,7 +184,7 @@ def _parwidth_start():
                 def exec_module(module, original=original):
                     original(module)
                     try:
-                        _wrap_ort(module, call, generation, sessions)
+                        _wrap_ort(module, call, generation, session_made)
                     except Exception:
                         pass
 
@@ -185,7 +207,7 @@ def _parwidth_start():
         pass
 
 
-def _wrap_ort(module, call, generation, sessions):
+def _wrap_ort(module, call, generation, session_made):
     """InferenceSession gets the plan: the options are set on the program's
     SessionOptions for the creation only (ORT copies them into the session)
     and put back afterwards. When the plan changes later (the node's division),
@@ -262,10 +284,7 @@ def _wrap_ort(module, call, generation, sessions):
         try:
             return original(self, *a, **k)
         finally:
-            try:
-                sessions.add(self)
-            except Exception:
-                pass
+            session_made(self)
             try:
                 used = self._sess.session_options if getattr(self, "_sess", None) else None
                 if used is not None:
