@@ -212,6 +212,8 @@ void node_join(Runtime& r) {
     warn_once("node", "node registry: " + errors +
                           "; this process's share of the node is not "
                           "divided with other governed processes");
+    framework_note("node", "registry", r.opt.node_dir.empty() ? "default" : r.opt.node_dir, false,
+                   "unusable, not joined: " + errors);
     return;
   }
   r.node_member = true;
