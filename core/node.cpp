@@ -266,8 +266,8 @@ bool Registry::open(const std::string& dir, std::string* err) {
       // only this user may read or write them.
       char mode[8];
       snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(st.st_mode & 0777));
-      *err = dir + " is accessible to others (mode " + mode + "); not used: run 'chmod 700 " +
-             dir + "', or name a directory that does not exist yet (parwidth creates it with " +
+      *err = dir + " is accessible to others (mode " + mode + "); not used: run 'chmod 700 " + dir +
+             "', or name a directory that does not exist yet (parwidth creates it with " +
              "mode 700)";
     }
     return false;
