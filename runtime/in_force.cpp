@@ -1,6 +1,7 @@
 // runtime/in_force: the one owner of the plan in force (see in_force.h).
 #include "runtime/in_force.h"
 
+#include <iterator>
 #include <utility>
 
 namespace pw::rt {
@@ -33,6 +34,11 @@ PlanOwner::Merge PlanOwner::merge(const Change& c, const InForce* base, InForce*
   *next = *base;
   switch (c.kind) {
     case Kind::kGraph:
+      // The same model again (a server making a session per request, a second
+      // session of one file): the plan in force was made from it already.
+      if (base->graph.known && c.graph.known && !c.graph.fingerprint.empty() &&
+          c.graph.fingerprint == base->graph.fingerprint && c.graph.source == base->graph.source)
+        return Merge::kSame;
       next->graph = c.graph;
       return Merge::kReplan;
     case Kind::kShare:
@@ -80,6 +86,7 @@ std::shared_ptr<const InForce> PlanOwner::change(const Change& c, const Planner&
       }
     }
     next->generation = base && c.kind != Change::Kind::kActivation ? base->generation + 1 : 1;
+    ++counts_[static_cast<int>(c.kind)];
     next->t_ns = clock_ ? clock_() : 0;
     next->cause = c.cause;
     std::shared_ptr<const InForce> now = std::move(next);
@@ -127,6 +134,11 @@ std::vector<TimelineEntry> PlanOwner::timeline(size_t* dropped) const {
   std::lock_guard<std::mutex> lock(timeline_mu_);
   if (dropped) *dropped = timeline_dropped_;
   return timeline_;
+}
+
+std::vector<unsigned> PlanOwner::counts() const {
+  std::lock_guard<std::mutex> lock(change_mu_);
+  return std::vector<unsigned>(std::begin(counts_), std::end(counts_));
 }
 
 unsigned PlanOwner::recomputed() const {

@@ -101,6 +101,9 @@ class PlanOwner {
   std::vector<TimelineEntry> timeline(size_t* dropped = nullptr) const;
   // How many plans were computed again because another change landed during their compute.
   unsigned recomputed() const;
+  // How many changes of each kind came into force (Change::Kind's order), the
+  // timeline's dropped entries included.
+  std::vector<unsigned> counts() const;
 
   static constexpr size_t kTimelineHead = 16;
   static constexpr size_t kTimelineKept = 64;
@@ -118,6 +121,7 @@ class PlanOwner {
   std::vector<TimelineEntry> timeline_;
   size_t timeline_dropped_ = 0;
   unsigned recomputed_ = 0;  // under change_mu_
+  unsigned counts_[4] = {};  // per Change::Kind, under change_mu_
 };
 
 }  // namespace pw::rt

@@ -75,6 +75,15 @@ std::string in_force_json(Runtime& r, const InForce& now) {
   w.key("threads").value(now.plan.threads);
   w.key("omp_cap").value(now.omp_cap);
   w.key("cpus").ints(now.budget.cpus);
+  // How many changes of each kind came into force (the timeline keeps only its
+  // first and latest entries), and plans computed again because another change
+  // landed meanwhile.
+  const std::vector<unsigned> counts = r.owner.counts();
+  const char* const kinds[] = {"activation", "graph", "node", "monitor"};
+  w.key("changes").begin_object();
+  for (size_t i = 0; i < counts.size() && i < 4; ++i) w.key(kinds[i]).value(counts[i]);
+  w.key("recomputed").value(r.owner.recomputed());
+  w.end_object();
   w.key("read").value(given ? "before exit, from the program's side (Python's atexit)"
                             : "at exit: the OpenMP runtimes and BLAS pools (torch's counts and "
                               "ONNX Runtime sessions are read in Python processes)");

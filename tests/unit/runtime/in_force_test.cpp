@@ -123,6 +123,22 @@ TEST(PlanOwner, EachChangeIsTheNextGenerationWithItsCause) {
   EXPECT_EQ(owner.current()->generation, 3u);
 }
 
+TEST(PlanOwner, TheSameGraphAgainChangesNothing) {
+  PlanOwner owner;
+  Planner p;
+  owner.change(activation({0, 1}, 1), planner_ref(p), nullptr);
+  Change a = graph(2);
+  a.graph.fingerprint = "f1";
+  owner.change(a, planner_ref(p), nullptr);
+  owner.change(a, planner_ref(p), nullptr);  // a second session of the same model
+  EXPECT_EQ(owner.current()->generation, 2u);
+  EXPECT_EQ(p.calls.load(), 2);  // activation's and the first graph's
+  Change b = graph(2);
+  b.graph.fingerprint = "f2";  // another model of the same width: planned again
+  owner.change(b, planner_ref(p), nullptr);
+  EXPECT_EQ(owner.current()->generation, 3u);
+}
+
 TEST(PlanOwner, ACapThatIsNotOursDoesNotMove) {
   PlanOwner owner;
   Planner p;
