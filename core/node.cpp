@@ -258,11 +258,17 @@ bool Registry::open(const std::string& dir, std::string* err) {
     else if (!S_ISDIR(st.st_mode))
       *err = dir + " is not a directory; not used";
     else if (st.st_uid != geteuid())
-      *err = dir + " belongs to uid " + std::to_string(st.st_uid) + "; not used";
+      *err = dir + " belongs to uid " + std::to_string(st.st_uid) +
+             "; not used (name a directory of your own in PARWIDTH_NODE_DIR)";
     else {
+      // The usual case: a directory made by hand with the default umask (0755).
+      // The registry's entries say which processes run and what they may use:
+      // only this user may read or write them.
       char mode[8];
       snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(st.st_mode & 0777));
-      *err = dir + " is accessible to others (mode " + mode + "); not used";
+      *err = dir + " is accessible to others (mode " + mode + "); not used: run 'chmod 700 " + dir +
+             "', or name a directory that does not exist yet (parwidth creates it with " +
+             "mode 700)";
     }
     return false;
   }

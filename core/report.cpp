@@ -180,6 +180,8 @@ std::string report_text(const Input& in) {
   w.key("threads_ended").value(static_cast<long long>(in.threads_ended));
   w.key("threads_unlisted").value(static_cast<long long>(in.threads_unlisted));
   w.key("openmp").begin_object().key("team_cap").value(in.omp_cap).end_object();
+  w.key("plan_timeline").raw(in.timeline_json.empty() ? "null" : in.timeline_json);
+  w.key("in_force").raw(in.in_force_json.empty() ? "null" : in.in_force_json);
   w.key("hooks")
       .begin_object()
       .key("originals_looked_up")

@@ -47,7 +47,12 @@ struct Input {
   std::vector<FrameworkNote> frameworks;
   std::vector<PoolNote> pools;
   std::vector<std::string> warnings;
-  std::string monitor_json;          // empty = null
+  std::string monitor_json;  // empty = null
+  // The plans in force in order, each with its cause and what was applied for
+  // it (runtime/in_force.h), and what is in force at exit with each runtime's
+  // own values; empty = null.
+  std::string timeline_json;
+  std::string in_force_json;
   std::string functions_json;        // TF2 function graphs seen; empty = []
   std::string function_memory_json;  // empty = null
   bool forked_child = false;

@@ -166,9 +166,10 @@ Status Sampler::stop() {
   stop_requested_ = true;
   pthread_cond_signal(&wake_);
   pthread_mutex_unlock(&lock_);
-  const pid_t tid = tid_.load();
   pthread_join(thread_, nullptr);
-  thread_gone_wait(tid);
+  // Read after the join: a thread stopped before it ran a line still runs run(),
+  // which stores its tid first; read before, it could be 0 and the wait skipped.
+  thread_gone_wait(tid_.load());
   pthread_cond_destroy(&wake_);
   running_ = false;
   tid_.store(0);

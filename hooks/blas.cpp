@@ -84,6 +84,7 @@ struct BlasState {
   std::mutex mu;                            // the sweep (one at a time)
   std::atomic<unsigned long long> adds{0};  // dlpi_adds at the last sweep
   std::vector<ElfW(Addr)> seen;             // bases of objects already handled
+  std::vector<Found> found;                 // the pools of those objects (under mu)
   // The user's own set calls, per defining object (base), through our hooks.
   std::mutex user_mu;
   std::vector<std::pair<ElfW(Addr), std::string>> user_calls;
@@ -234,6 +235,7 @@ void blas_sweep(const char* trigger) {
         for (ElfW(Addr) b : s.seen) seen = seen || b == f.base;
         if (seen) continue;
         s.seen.push_back(f.base);
+        s.found.push_back(f);
         found.push_back(f);
       }
     } catch (...) {
@@ -243,9 +245,12 @@ void blas_sweep(const char* trigger) {
   }
   if (found.empty() || !rt::ensure_active()) {
     if (!found.empty()) {  // not governed after all: look again next time
-      for (const Found& f : found)
+      for (const Found& f : found) {
         for (size_t i = 0; i < s.seen.size(); ++i)
           if (s.seen[i] == f.base) s.seen.erase(s.seen.begin() + static_cast<long>(i--));
+        for (size_t i = 0; i < s.found.size(); ++i)
+          if (s.found[i].base == f.base) s.found.erase(s.found.begin() + static_cast<long>(i--));
+      }
       s.adds.store(0, std::memory_order_relaxed);
     }
     return;
@@ -291,6 +296,24 @@ void blas_follow(int threads) {
                          "the plan in force has " + std::to_string(threads) +
                              " threads per pool (was " + std::to_string(o.set) + ")");
     o.set = want;
+  }
+}
+
+void blas_values(std::vector<rt::RuntimeValue>* out) {
+  BlasState& s = state();
+  std::vector<Found> found;
+  {
+    std::unique_lock<std::mutex> lock(s.mu, std::try_to_lock);
+    if (!lock.owns_lock()) return;  // a sweep runs (another thread at exit): none read
+    found = s.found;
+  }
+  for (const Found& f : found) {
+    rt::RuntimeValue v;
+    v.runtime = f.lib->name;
+    v.object = f.object;
+    v.setting = "threads (its own getter)";
+    v.value = f.get();
+    out->push_back(std::move(v));
   }
 }
 

@@ -1,6 +1,10 @@
 // hooks/blas: the thread pools that BLAS libraries keep beside OpenMP's.
 #pragma once
 
+#include <vector>
+
+#include "runtime/api.h"
+
 namespace pw::hooks {
 
 // Finds the BLAS libraries loaded since the last sweep (OpenBLAS under any
@@ -21,5 +25,8 @@ void blas_sweep(const char* trigger);
 // user sized are left alone. Called on the monitor thread, as threadpoolctl
 // calls these setters from any thread; skipped while a sweep runs.
 void blas_follow(int threads);
+
+// Every pool found so far with its count as the library's own getter reports it.
+void blas_values(std::vector<rt::RuntimeValue>* out);
 
 }  // namespace pw::hooks

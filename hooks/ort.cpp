@@ -170,7 +170,13 @@ OrtPlanned ort_session_replan(const OrtUserOptions& u, const OrtPlanned& made, d
                          shape(in.now) + " -> " + shape(in.want),
                          d.verdict == gov::RebuildVerdict::kRebuild, d.why);
     }
-    if (d.verdict == gov::RebuildVerdict::kRebuild) out = want;
+    if (d.verdict == gov::RebuildVerdict::kRebuild) {
+      out = want;
+      rt::plan_applied(rt::plan_generation(), "ONNX Runtime session made again (Python): intra " +
+                                                  std::to_string(in.want.intra) + ", inter " +
+                                                  std::to_string(in.want.inter) + ", spin " +
+                                                  std::to_string(in.want.spin));
+    }
   } catch (...) {
     *verdict = gov::RebuildVerdict::kSame;
   }

@@ -11,6 +11,9 @@
 //   op "ort_used"     args: what the session used, as text   -> one report entry
 //   op "generation"   nothing: returns the plan's generation (>= 0), a call per
 //                     session run, so one atomic load and no reply
+//   op "in_force"     args: "runtime\tobject\tsetting\tvalue" lines read by Python at
+//                     exit (torch's counts, ORT sessions' options) -> with the OpenMP
+//                     runtimes' and BLAS pools' own, the report's in_force
 //   op "ort_replan"   args: the program's options as for ort_session, the
 //                     session's ("made_intra=N made_inter=N made_parallel=N
 //                     made_spin=N"), since_ms=N, bound=0|1
@@ -25,6 +28,7 @@
 
 #include "hooks/abi.h"
 #include "hooks/blas.h"
+#include "hooks/in_force.h"
 #include "hooks/ort.h"
 #include "runtime/api.h"
 
@@ -39,6 +43,28 @@ int arg_int(const char* args, const char* key, int def) {
     p = strchr(p, ' ');
   }
   return def;
+}
+
+// The program's side's values ("runtime\tobject\tsetting\tvalue" lines), and the
+// OpenMP runtimes' and BLAS pools' own read now, as what is in force at exit.
+void in_force_from_python(const char* args) {
+  std::vector<pw::rt::RuntimeValue> values;
+  for (const char* line = args; *line;) {
+    const char* end = strchr(line, '\n');
+    const std::string text(line, end ? static_cast<size_t>(end - line) : strlen(line));
+    line = end ? end + 1 : line + text.size();
+    pw::rt::RuntimeValue v;
+    size_t a = text.find('\t'), b = a == std::string::npos ? a : text.find('\t', a + 1),
+           c = b == std::string::npos ? b : text.find('\t', b + 1);
+    if (c == std::string::npos) continue;
+    v.runtime = text.substr(0, a);
+    v.object = text.substr(a + 1, b - a - 1);
+    v.setting = text.substr(b + 1, c - b - 1);
+    v.value = atoi(text.c_str() + c + 1);
+    values.push_back(std::move(v));
+  }
+  runtime_values_read(&values);
+  pw::rt::runtime_values_set(std::move(values));
 }
 
 }  // namespace
@@ -92,6 +118,10 @@ extern "C" __attribute__((visibility("default"))) int parwidth_python(const char
     }
     if (strcmp(op, "ort_used") == 0) {
       ort_session_used(args ? args : "");
+      return 0;
+    }
+    if (strcmp(op, "in_force") == 0) {
+      in_force_from_python(args ? args : "");
       return 0;
     }
   } catch (...) {

@@ -1,6 +1,7 @@
 // hooks/register: hands the runtime the hook entry points it calls, so that
 // runtime/ never includes or calls into hooks/.
 #include "hooks/blas.h"
+#include "hooks/in_force.h"
 #include "hooks/omp.h"
 #include "hooks/real.h"
 #include "hooks/slots.h"
@@ -20,7 +21,8 @@ __attribute__((constructor(101))) void hooks_register_at_load() {
     return static_cast<pw::counters::ThreadCreateFn>(PW_REAL_AT(pthread_create, nullptr));
   };
   pw::rt::hooks_register({pw::hooks::omp_on_activate, thread_create, pw::hooks::bind_exec,
-                          pw::hooks::real_lookups, pw::hooks::blas_follow});
+                          pw::hooks::real_lookups, pw::hooks::blas_follow,
+                          pw::hooks::runtime_values_read});
 }
 
 }  // namespace

@@ -18,6 +18,63 @@ namespace pw::rt {
 
 namespace {
 
+// Puts `now` in force: the owner calls it with the change serialized, right
+// after publishing `now`. Before the process is active only the derived state is
+// set (no thread exists yet to move, nothing to confine or tell).
+// What threads are placed by: pools, threads per pool, core sets.
+bool same_layout(const gov::Plan& a, const gov::Plan& b) {
+  return a.pools == b.pools && a.threads == b.threads && a.core_sets == b.core_sets &&
+         a.shared == b.shared;
+}
+
+void plan_apply(Runtime& r, const InForce* before, const InForce& now,
+                std::vector<std::string>* applied) {
+  const bool plan_changed = !before || !same_layout(before->plan, now.plan);
+  if (!before) {
+    const gov::PinMode pin = r.opt.pin == opt::Pin::kNone   ? gov::PinMode::kNone
+                             : r.opt.pin == opt::Pin::kPool ? gov::PinMode::kPool
+                                                            : gov::PinMode::kCore;
+    r.threads.reset(now.plan, pin);
+  } else if (plan_changed)
+    r.threads.replan(now.plan);
+  const bool cap_changed = !before || before->omp_cap != now.omp_cap;
+  if (cap_changed) {
+    r.omp_cap.store(now.omp_cap, std::memory_order_relaxed);
+    r.omp_gen.fetch_add(1, std::memory_order_relaxed);
+    if (before)
+      applied->push_back(now.omp_cap > 0 ? "OpenMP cap " + std::to_string(now.omp_cap)
+                                         : std::string("OpenMP not capped"));
+  }
+  r.generation.store(now.generation, std::memory_order_release);
+  if (!before || r.state.load(std::memory_order_acquire) != kActive) return;
+  if (plan_changed) {
+    if (g_hooks.blas_follow) g_hooks.blas_follow(now.plan.threads);
+    applied->push_back(std::to_string(repin_threads(r)) + " threads re-pinned");
+  }
+  const bool budget_changed = before->budget.cpus != now.budget.cpus;
+  if (budget_changed && process_confines(r)) {
+    const bool was = !r.process_mask.empty();
+    const int confined = process_confine(r, gov::process_mask(r.process_cpus, now.budget.cpus));
+    if (confined > 0 || was != !r.process_mask.empty()) {
+      process_note(r, confined);
+      applied->push_back(r.process_mask.empty()
+                             ? "process widened to its affinity"
+                             : "process confined to " + topo::cpulist_format(r.process_mask));
+    }
+  }
+  // The monitor judges against the budget in force and restarts its cap from
+  // the one in force; a cap it changed itself it knows already.
+  if (plan_changed || budget_changed) {
+    // On shared cores the run queue is the neighbours' too: the process is
+    // judged by the cores' worth it plans, not the region.
+    const double cores = now.plan.shared && now.shared_worth > 0
+                             ? now.shared_worth
+                             : static_cast<double>(now.budget.cores);
+    const double q = now.budget.quota_cpus;
+    monitor::rebudget(q > 0 && q < cores ? q : cores, now.omp_cap);
+  }
+}
+
 void activate() {
   Runtime& r = *g;
   for (const std::string& w : r.load_warnings) warn_once(w, w);
@@ -28,55 +85,36 @@ void activate() {
   r.process_cpus.clear();
   topo::affinity_read(&r.process_cpus, &why, getpid());
   const opt::EnvLookup env = env_lookup;
-  if (!planning::plan_process(r.opt, env, r.have_machine ? &r.planned.machine : nullptr, &p,
-                              &err)) {
+  if (!planning::plan_process(r.opt, env, r.have_machine ? &r.machine : nullptr, &p, &err)) {
     r.fail_reason = err;
     warn_once("activate", err + "; running ungoverned");
     r.state.store(kFailed, std::memory_order_release);
     return;
   }
   for (const std::string& w : p.warnings) warn_once(w, w);
-  r.planned = std::move(p);
+  r.machine = std::move(p.machine);
   r.have_machine = true;
-  r.full_budget = r.planned.budget;
+  r.local_from = p.local_from;
+  r.node_registry = p.node_registry;
+  r.boot_dir = p.boot_dir;
+  r.full_budget = p.budget;
   r.node_cpus.clear();
   r.node_worth = 0;
-  // A forked child (a DataLoader worker, a multiprocessing fork) is part of its
-  // parent's job: it plans inside the parent's share and does not join the
-  // registry, where it would shrink its own parent.
-  if (r.opt.node && r.opt.mode == opt::Mode::kGovern && r.opt.topology.empty() &&
-      r.planned.node_registry && !r.forked_child)
-    node_join(r);
-  // The whole process inside its share (before the monitor starts: it inherits it).
-  r.process_mask.clear();
-  if (process_confines(r))
-    process_note(r, process_confine(r, gov::process_mask(r.process_cpus, r.planned.budget.cpus)));
-  if (g_exec.inside.load(std::memory_order_relaxed) && !r.forked_child)
-    framework_note("process", "affinity", topo::cpulist_format(r.process_cpus), false,
-                   std::string("inside its parent's share (") + kInsideShareVar +
-                       "): planned inside it, not divided again, no node registry");
-  gov::PinMode pin = r.opt.pin == opt::Pin::kNone   ? gov::PinMode::kNone
-                     : r.opt.pin == opt::Pin::kPool ? gov::PinMode::kPool
-                                                    : gov::PinMode::kCore;
-  r.threads.reset(r.planned.plan, pin);
-  if (!r.thread_key_made) r.thread_key_made = pthread_key_create(&r.thread_key, thread_ended) == 0;
 
   // OpenMP: the team cap is the plan's threads per pool, unless the user set
   // OMP_NUM_THREADS (kept unless PARWIDTH_OVERRIDE=1).
-  const int threads = r.planned.plan.threads;
+  const int threads = p.plan.threads;
   gov::SettingInput omp_in;
   omp_in.plan = threads;
   omp_in.user_set = r.omp_env_explicit;
   omp_in.governing = r.opt.mode == opt::Mode::kGovern;
   omp_in.override_user = r.opt.override_user;
   const gov::SettingDecision omp = gov::setting_decide(omp_in);
+  const bool capping = omp.verdict != gov::SettingVerdict::kKeep && omp_in.governing;
   if (omp.verdict == gov::SettingVerdict::kKeep) {
-    r.omp_cap.store(0);
     framework_note("openmp", "OMP_NUM_THREADS", r.omp_env_value, false,
                    gov::setting_verdict_text(omp.verdict));
   } else {
-    r.omp_cap.store(omp_in.governing ? threads : 0);
-    r.omp_capping = omp_in.governing;
     framework_note("openmp", "default team size (nthreads ICV, per thread)",
                    std::to_string(threads), omp_in.governing,
                    omp.verdict == gov::SettingVerdict::kObserve ? "observe mode: nothing changed"
@@ -84,31 +122,57 @@ void activate() {
                        ? "OMP_NUM_THREADS=" + r.omp_env_value + " replaced (PARWIDTH_OVERRIDE=1)"
                        : "plan: threads per pool");
   }
+  Change c;
+  c.kind = Change::Kind::kActivation;
+  c.cause = "activation";
+  c.budget = p.budget;
+  c.graph = std::move(p.graph);
+  c.omp_cap = capping ? threads : 0;
+  c.planned = true;
+  c.plan = std::move(p.plan);
+  c.calibration_found = p.calibration_found;
+  plan_change(r, c);
+  if (!r.thread_key_made) r.thread_key_made = pthread_key_create(&r.thread_key, thread_ended) == 0;
+  // A forked child (a DataLoader worker, a multiprocessing fork) is part of its
+  // parent's job: it plans inside the parent's share and does not join the
+  // registry, where it would shrink its own parent.
+  if (r.opt.node && r.opt.mode == opt::Mode::kGovern && r.opt.topology.empty() && r.node_registry &&
+      !r.forked_child)
+    node_join(r);
+  const std::shared_ptr<const InForce> now = r.owner.current();
+  // The whole process inside its share (before the monitor starts: it inherits it).
+  r.process_mask.clear();
+  if (process_confines(r))
+    process_note(r, process_confine(r, gov::process_mask(r.process_cpus, now->budget.cpus)));
+  if (g_exec.inside.load(std::memory_order_relaxed) && !r.forked_child)
+    framework_note("process", "affinity", topo::cpulist_format(r.process_cpus), false,
+                   std::string("inside its parent's share (") + kInsideShareVar +
+                       "): planned inside it, not divided again, no node registry");
   if (log::log_level() >= 2) {
-    log::info(2, "plan: %d pools x %d threads over %d slots", r.planned.plan.pools,
-              r.planned.plan.threads, r.planned.plan.slots);
-    for (const std::string& n : r.planned.plan.notes) log::info(2, "  %s", n.c_str());
+    log::info(2, "plan: %d pools x %d threads over %d slots", now->plan.pools, now->plan.threads,
+              now->plan.slots);
+    for (const std::string& n : now->plan.notes) log::info(2, "  %s", n.c_str());
   }
   r.state.store(kActive, std::memory_order_release);
   if (g_hooks.omp_activate) g_hooks.omp_activate();
   if (r.opt.monitor) {
     // PAPI's verdict is kept beside the machine for the next process of this boot.
-    const std::string& dir = r.planned.boot_dir;
+    const std::string& dir = r.boot_dir;
     const bool keep = r.opt.papi != opt::PapiMode::kOff && !dir.empty();
     std::string verdict, unused;
     if (keep) cache::file_read_capped(dir + "/papi.txt", 4096, &verdict, &unused);
     const std::string kept = verdict;
     monitor::Setup setup{g_hooks.thread_create ? g_hooks.thread_create() : nullptr,
                          &r.threads,
-                         omp_cap_set,
+                         omp_cap_change,
                          r.opt.mode == opt::Mode::kGovern,
                          r.opt.papi != opt::PapiMode::kOff,
                          r.node_member ? node_tick : nullptr,
                          keep ? &verdict : nullptr};
-    const topo::Budget& b = r.planned.budget;
+    const topo::Budget& b = now->budget;
     const double cpus =
         b.quota_cpus > 0 && b.quota_cpus < b.cores ? b.quota_cpus : static_cast<double>(b.cores);
-    monitor::start(setup, r.opt.monitor_ms, cpus, r.omp_cap.load());
+    monitor::start(setup, r.opt.monitor_ms, cpus, now->omp_cap);
     if (keep && !verdict.empty() && verdict != kept)
       cache::file_write_atomic(dir, "papi.txt", verdict, &unused);
     std::string papi_why;
@@ -182,49 +246,57 @@ int omp_cap() {
   return g ? g->omp_cap.load(std::memory_order_relaxed) : 0;
 }
 
-void omp_cap_set(int cap) {
-  if (!g) return;
-  g->omp_cap.store(cap < 0 ? 0 : cap, std::memory_order_relaxed);
-  g->omp_gen.fetch_add(1, std::memory_order_relaxed);
+// The monitor's cap change (monitor::Setup::omp_cap_set), on its thread.
+void omp_cap_change(int cap, const char* why) {
+  if (!g || g->state.load(std::memory_order_acquire) != kActive) return;
+  Change c;
+  c.kind = Change::Kind::kCap;
+  c.cause = std::string("monitor: ") + (why ? why : "");
+  c.omp_cap = cap;
+  plan_change(*g, c);
 }
 
-const gov::Plan& plan() {
-  return g->threads.plan();
+std::shared_ptr<const InForce> plan_change(Runtime& r, const Change& c) {
+  return r.owner.change(
+      c,
+      [&r](const InForce& next, bool* found) {
+        std::vector<std::string> warnings;
+        gov::Plan p = plan_on(r, next.budget, next.shared_worth, next.graph, &warnings, found);
+        // Keyed by the text: a bad calibration and a bad stored plan each warn once.
+        for (const std::string& w : warnings) warn_once(w, w);
+        return p;
+      },
+      [&r](const InForce* before, const InForce& now, std::vector<std::string>* applied) {
+        plan_apply(r, before, now, applied);
+      });
+}
+
+gov::Plan plan() {
+  if (!g) return gov::Plan();
+  const std::shared_ptr<const InForce> now = g->owner.current();
+  return now ? now->plan : gov::Plan();
 }
 
 bool graph_known() {
   if (!g || g->state.load(std::memory_order_acquire) != kActive) return false;
-  std::lock_guard<std::mutex> lock(g->mu);
-  return g->planned.graph.known;
+  const std::shared_ptr<const InForce> now = g->owner.current();
+  return now && now->graph.known;
 }
 
 bool graph_adopt(const planning::GraphSummary& graph) {
   if (!g || g->state.load(std::memory_order_acquire) != kActive) return false;
-  Runtime& r = *g;
-  std::vector<std::string> warnings;
-  bool found = false;
-  topo::Budget budget;
-  topo::Machine machine;
-  int worth = 0;
-  {
-    std::lock_guard<std::mutex> lock(r.mu);
-    budget = r.planned.budget;
-    machine = r.planned.machine;
-    worth = r.shared_worth;
-  }
-  const gov::Plan p = plan_on(r, machine, budget, worth, graph, &warnings, &found);
-  // Keyed by the text: a bad calibration and a bad stored plan each warn once.
-  for (const std::string& w : warnings) warn_once(w, w);
-  {
-    std::lock_guard<std::mutex> lock(r.mu);
-    r.planned.graph = graph;
-    r.planned.calibration_found = found;
-    r.planned.plan = p;
-  }
-  r.threads.replan(p);
-  if (r.omp_cap.load() > 0) omp_cap_set(p.threads);
-  return true;
+  Change c;
+  c.kind = Change::Kind::kGraph;
+  c.cause = "graph: " + (graph.source.empty() ? std::string("a framework's") : graph.source);
+  c.graph = graph;
+  return plan_change(*g, c) != nullptr;
 }
+
+void plan_applied(unsigned generation, const std::string& what) {
+  if (!g || g->state.load(std::memory_order_acquire) != kActive) return;
+  g->owner.applied_note(generation, what);
+}
+
 unsigned omp_generation() {
   return g ? g->omp_gen.load(std::memory_order_relaxed) : 0;
 }

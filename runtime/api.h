@@ -1,6 +1,9 @@
-// runtime/api: the process-wide state of a governed process, and the small
-// API the hooks use. Everything is decided once, at activation; the hooks read
-// it without locks afterwards.
+// runtime/api: the small API the hooks use into a governed process's runtime.
+// The options and the selection are read once, at load; the plan in force
+// changes after activation (a framework's graph, the node's division, the
+// monitor's OpenMP cap), always through the runtime's one owner, and the hooks
+// read it as consistent snapshots (plan()) or, on the hot paths, as atomics
+// (omp_cap, omp_generation, plan_generation).
 #pragma once
 
 #include <sched.h>
@@ -51,15 +54,13 @@ opt::Pin pin_mode();
 // The CPUs of a pool, or of a single cpu; false if there is nothing to pin to.
 bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus);
 
-// The OpenMP team cap (0 = none) and its generation (bumped when it changes).
+// The OpenMP team cap in force (0 = none) and its generation (bumped when it changes).
 int omp_cap();
 unsigned omp_generation();
-// Later OpenMP regions use this cap (the monitor lowers it; a framework hook
-// that re-plans raises or lowers it).
-void omp_cap_set(int cap);
 
-// The plan in force (an empty plan before activation).
-const gov::Plan& plan();
+// The plan in force, a copy of one consistent snapshot (an empty plan before
+// activation): its pools, threads and core sets belong to the same generation.
+gov::Plan plan();
 
 // Whether the plan in force came from a model graph.
 bool graph_known();
@@ -87,9 +88,29 @@ void fixed_pools_prepare();
 // so that the plan gives fewer, the report says that this pool keeps its size.
 void fixed_pool_made(const std::string& framework, const std::string& pool, int threads);
 
-// The generation of the plan in force: it changes whenever the plan does (a
-// node re-division, a framework's graph). 0 before activation. One atomic load.
+// The generation of the plan in force: it changes whenever what is in force
+// does (a node re-division, a framework's graph, the monitor's OpenMP cap). 0
+// before activation. One atomic load.
 unsigned plan_generation();
+
+// Something a framework applied for the plan in force later than the change
+// itself (an ONNX Runtime session made again for it): the report's timeline
+// lists it under the generation it was made for.
+void plan_applied(unsigned generation, const std::string& what);
+
+// A runtime's thread setting as the runtime itself reports it (its own getter),
+// for the report's `in_force`: what is in force at exit, next to the plan.
+struct RuntimeValue {
+  std::string runtime;  // "openmp", "torch", "openblas", "onnxruntime", ...
+  std::string object;   // the library (file name) or session it was read from
+  std::string setting;  // "max threads (main thread)", "intra-op threads", ...
+  int value = -1;
+};
+// Values read by the program's own side before it exits (Python's atexit:
+// torch's counts, ONNX Runtime sessions' options), with the hooks' own reads
+// made at the same moment. The report at exit uses the last set given; without
+// one it reads what the hooks can read at exit (HookEntries::runtime_values).
+void runtime_values_set(std::vector<RuntimeValue> values);
 
 // True when other governed processes share this process's node (a launcher's
 // local size or the node registry's members, as of the monitor's last sample),
@@ -128,6 +149,9 @@ struct HookEntries {
   void (*exec_bind)();                          // the exec hooks' originals (selected processes)
   unsigned long long (*real_lookups)();         // per-caller originals looked up (the slow path)
   void (*blas_follow)(int threads);             // BLAS pools parwidth sized follow a new plan
+  // The OpenMP runtimes' and BLAS pools' own counts as they report them now
+  // (runtime_values_set); safe at exit.
+  void (*runtime_values)(std::vector<RuntimeValue>* out);
 };
 void hooks_register(const HookEntries& entries);
 void hooks_bind_exec();  // calls the registered exec_bind, if any

@@ -96,8 +96,9 @@ void process_note(Runtime& r, int moved) {
                              : "the share is the whole affinity: not narrowed");
     return;
   }
+  const std::shared_ptr<const InForce> now = r.owner.current();
   framework_note("process", "affinity", topo::cpulist_format(r.process_mask), true,
-                 "the share (" + topo::cpulist_format(r.planned.budget.cpus) +
+                 "the share (" + topo::cpulist_format(now ? now->budget.cpus : r.process_mask) +
                      ") is smaller than the affinity (" + topo::cpulist_format(r.process_cpus) +
                      "): " + std::to_string(moved) +
                      " unpinned threads (the main thread among them) confined to it, as "
@@ -135,7 +136,7 @@ std::vector<int> spawn_cpus(char* const envp[]) {
   if (!g || g->state.load(std::memory_order_acquire) != kActive) return {};
   Runtime& r = *g;
   // A launcher spawning its ranks: they divide the node themselves.
-  const bool rank = envp && r.planned.local_from == "none" && env_names_a_rank(envp);
+  const bool rank = envp && r.local_from == "none" && env_names_a_rank(envp);
   if (rank) r.launcher.store(true, std::memory_order_relaxed);
   // The exec decision (gov::exec_share) for a child: the spawning thread may
   // be a pinned pool thread, so "as is" means the process's affinity here.

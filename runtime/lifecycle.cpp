@@ -116,7 +116,19 @@ void on_exit() {
   in.program = r.names.empty() ? "" : r.names.back();
   in.active = s == kActive;
   in.fail_reason = r.fail_reason;
-  in.planned = s == kActive ? &r.planned : nullptr;
+  // What is in force at exit, as one snapshot, with the machine it was planned on.
+  planning::Planned at_exit;
+  const std::shared_ptr<const InForce> now = r.owner.current();
+  if (s == kActive && now) {
+    at_exit.machine = r.machine;
+    at_exit.budget = now->budget;
+    at_exit.graph = now->graph;
+    at_exit.plan = now->plan;
+    at_exit.calibration_found = now->calibration_found;
+    in.planned = &at_exit;
+    in.timeline_json = timeline_json(r);
+    in.in_force_json = in_force_json(r, *now);
+  }
   in.threads = r.threads.snapshot();
   if (s == kActive) {
     try {
@@ -128,7 +140,7 @@ void on_exit() {
   in.threads_ended = r.threads.ended();
   in.threads_unlisted = r.threads.ended_unlisted();
   in.originals_looked_up = g_hooks.real_lookups ? g_hooks.real_lookups() : 0;
-  in.omp_cap = r.omp_cap.load();
+  in.omp_cap = now ? now->omp_cap : 0;
   in.forked_child = r.forked_child;
   in.monitor_json = monitor::report_json();
   in.functions_json = functions::functions_json();
@@ -185,7 +197,6 @@ void on_fork_child() {
   r.announced.store(false);
   r.node_cpus.clear();
   r.node_worth = 0;
-  r.omp_capping = false;
   // The forking thread may be a pinned pool member; the child's main thread
   // must not keep that narrowed mask (its children and sched_getaffinity
   // would inherit it): it gets the process's mask, the share when confined.
@@ -212,8 +223,18 @@ void on_fork_child() {
   // rather than lock it (what the old one holds is small and stays behind).
   new (&r.threads) gov::ThreadTable();
   new (&r.repin_mu) std::mutex();  // likewise: the monitor may have held it
+  // The child's plan in force is its own, from its activation on: the parent's
+  // snapshot, timeline and the owner's locks (another thread may have held
+  // them at fork()) are left behind, as the thread table's are.
+  new (&r.owner) PlanOwner(monotonic_ns);
   r.omp_cap.store(0);
   r.omp_gen.fetch_add(1);
+  r.generation.store(0);
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.runtime_values.clear();
+    r.runtime_values_given = false;
+  }
   // Governed on its own: activates again on its first thread, reusing the machine.
   r.state.store(kInactive, std::memory_order_release);
 }

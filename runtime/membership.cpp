@@ -70,69 +70,47 @@ void fixed_pools_check(Runtime& r, const gov::Plan& p) {
                          "its pools by hand)");
 }
 
-// The budget of a node share (the full budget cut down to its cores) and the
-// plan on it. The calibration's warnings are not kept: they were given when
-// the plan at activation was made.
-gov::Plan share_plan(const Runtime& r, const gov::NodeShare& share, const topo::Machine& machine,
-                     const planning::GraphSummary& graph, topo::Budget* budget) {
-  topo::Budget& b = *budget;
-  b = budget_narrow(r.full_budget, share.cpus);
+// The budget of a node share: the full budget cut down to its cores.
+topo::Budget share_budget(const Runtime& r, const gov::NodeShare& share) {
+  topo::Budget b = budget_narrow(r.full_budget, share.cpus);
   b.local_rank = share.rank;
   b.local_size = share.size;
   b.notes.push_back(share.note + " (" + r.node.dir() + ")");
-  std::vector<std::string> warnings;
-  bool found = false;
-  return plan_on(r, machine, b, share.overlap ? share.cores_worth : 0, graph, &warnings, &found);
+  return b;
 }
 
-// Puts a node share in force. At activation only the budget and plan change
-// (no thread exists yet); later the running process shrinks or grows: new
-// plan for new threads, OpenMP cap, existing threads re-pinned, then the
-// unpinned ones (the main thread) confined, then the monitor's budget. The
-// main thread's mask is what the program sees of its share
-// (sched_getaffinity): it changes after the plan, the cap and the pins, so
-// that those are in force by the time the program can see it, however long
-// this thread is kept off a CPU meanwhile (a loaded node).
-void node_apply(Runtime& r, const gov::NodeShare& share, bool at_activation,
-                const std::string& when = std::string()) {
+// Puts a node share in force through the owner (plan_change): the plan for new
+// threads, the OpenMP cap, existing threads re-pinned, the unpinned ones (the
+// main thread) confined, the monitor's budget (runtime/activation.cpp,
+// plan_apply). The main thread's mask is what the program sees of its share
+// (sched_getaffinity): it changes after the plan, the cap and the pins, so that
+// those are in force by the time the program can see it, however long this
+// thread is kept off a CPU meanwhile (a loaded node). Before the process is
+// active (joining at activation) only the plan changes: no thread exists yet.
+void node_apply(Runtime& r, const gov::NodeShare& share, const std::string& when = std::string()) {
   // Shared cores keep the same CPUs as having them alone: the worth tells them apart.
   const int worth = share.cores_worth > 0 ? share.cores_worth : static_cast<int>(share.cpus.size());
   if (share.cpus.empty() || (share.cpus == r.node_cpus && worth == r.node_worth)) return;
   r.node_cpus = share.cpus;
   r.node_worth = worth;
-  topo::Budget b;
-  const gov::Plan p = share_plan(r, share, r.planned.machine, r.planned.graph, &b);
-  {
-    std::lock_guard<std::mutex> lock(r.mu);
-    r.planned.budget = b;
-    r.planned.plan = p;
-    r.shared_worth = p.shared ? share.cores_worth : 0;
-  }
-  if (at_activation) return;
-  r.threads.replan(p);
-  if (r.omp_capping) omp_cap_set(p.threads);
-  if (g_hooks.blas_follow) g_hooks.blas_follow(p.threads);
-  const int moved = repin_threads(r);
-  if (process_confines(r)) {
-    const bool was = !r.process_mask.empty();
-    const int confined = process_confine(r, gov::process_mask(r.process_cpus, b.cpus));
-    if (confined > 0 || was != !r.process_mask.empty()) process_note(r, confined);
-  }
-  // On shared cores the run queue is the neighbours' too: the monitor judges
-  // this process by the cores' worth it plans, not the region.
-  const double cores = p.shared ? share.cores_worth : static_cast<double>(b.cores);
-  const double cpus = b.quota_cpus > 0 && b.quota_cpus < cores ? b.quota_cpus : cores;
-  monitor::rebudget(cpus, r.omp_capping ? p.threads : 0);
-  const std::string list = topo::cpulist_format(b.cpus);
-  log::info(1, "node: %s: now %d cores (%s), %d threads re-pinned", share.note.c_str(), b.cores,
-            list.c_str(), moved);
+  Change c;
+  c.kind = Change::Kind::kShare;
+  c.cause = "node: " + share.note + when;
+  c.budget = share_budget(r, share);
+  c.shared_worth = share.overlap ? share.cores_worth : 0;
+  const std::shared_ptr<const InForce> now = plan_change(r, c);
+  if (!now || r.state.load(std::memory_order_acquire) != kActive) return;
+  const std::string list = topo::cpulist_format(now->budget.cpus);
+  log::info(1, "node: %s: now %d cores (%s)", share.note.c_str(), now->budget.cores, list.c_str());
   if (++r.node_changes <= 32) {
+    std::string applied;
+    for (const TimelineEntry& e : r.owner.timeline())
+      if (e.generation == now->generation)
+        for (const std::string& a : e.applied) applied += (applied.empty() ? "" : ", ") + a;
     framework_note("node", "cores", list, true,
-                   share.note + "; " + std::to_string(moved) + " threads re-pinned, " +
-                       (r.omp_capping ? "OpenMP cap " + std::to_string(p.threads)
-                                      : std::string("OpenMP not capped")) +
-                       when);
-    fixed_pools_check(r, p);
+                   share.note + "; generation " + std::to_string(now->generation) +
+                       (applied.empty() ? std::string() : ": " + applied) + when);
+    fixed_pools_check(r, now->plan);
   }
 }
 
@@ -169,7 +147,7 @@ void expected_update(Runtime& r, const std::vector<gov::NodeMember>* members, si
 }
 
 // Publishes this process in the registry and takes its share.
-bool node_publish(Runtime& r, bool at_activation) {
+bool node_publish(Runtime& r) {
   std::string err;
   gov::NodeMember self;
   self.pid = getpid();
@@ -186,7 +164,7 @@ bool node_publish(Runtime& r, bool at_activation) {
   node::ScanResult s;
   if (r.node.scan(&s)) {
     expected_update(r, &s.members, s.self);
-    node_apply(r, gov::node_share(s.members, s.self), at_activation);
+    node_apply(r, gov::node_share(s.members, s.self));
   }
   node_entry_refresh(r, 0);
   return true;
@@ -194,7 +172,7 @@ bool node_publish(Runtime& r, bool at_activation) {
 
 }  // namespace
 
-gov::Plan plan_on(const Runtime& r, const topo::Machine& machine, const topo::Budget& b, int worth,
+gov::Plan plan_on(const Runtime& r, const topo::Budget& b, int worth,
                   const planning::GraphSummary& graph, std::vector<std::string>* warnings,
                   bool* found) {
   std::vector<int> cores;  // first PUs, socket-major
@@ -202,13 +180,14 @@ gov::Plan plan_on(const Runtime& r, const topo::Machine& machine, const topo::Bu
     for (const topo::Core& c : s.cores)
       if (!c.pus.empty()) cores.push_back(c.pus[0]);
   if (worth <= 0 || worth >= static_cast<int>(cores.size()))
-    return planning::plan_with_cache(r.opt, env_lookup, machine, b, graph, warnings, found);
+    return planning::plan_with_cache(r.opt, env_lookup, r.machine, b, graph, warnings, found);
   // Cores shared by more members than cores: planned on the cores' worth this
   // process keeps busy, its threads spread over all of them.
   const topo::Budget first =
       budget_narrow(b, std::vector<int>(cores.begin(), cores.begin() + worth));
   return gov::plan_shared(
-      planning::plan_with_cache(r.opt, env_lookup, machine, first, graph, warnings, found), cores);
+      planning::plan_with_cache(r.opt, env_lookup, r.machine, first, graph, warnings, found),
+      cores);
 }
 
 // Opens the registry. With the monitor, the process joins when its parallel
@@ -233,6 +212,8 @@ void node_join(Runtime& r) {
     warn_once("node", "node registry: " + errors +
                           "; this process's share of the node is not "
                           "divided with other governed processes");
+    framework_note("node", "registry", r.opt.node_dir.empty() ? "default" : r.opt.node_dir, false,
+                   "unusable, not joined: " + errors);
     return;
   }
   r.node_member = true;
@@ -240,7 +221,7 @@ void node_join(Runtime& r) {
   // Not a member yet: the whole budget is in force (a join that leaves it so changes nothing).
   for (const gov::NodeCore& core : node_cores_of(r.full_budget)) r.node_cpus.push_back(core.cpu);
   r.node_worth = static_cast<int>(r.node_cpus.size());
-  if (!r.opt.monitor && node_publish(r, true)) r.membership.member = true;
+  if (!r.opt.monitor && node_publish(r)) r.membership.member = true;
 }
 
 namespace {
@@ -337,7 +318,7 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
     const bool was = r->membership.member;
     const gov::MembershipStep step = gov::membership_step(&r->membership, in, c);
     if (step.change == gov::MembershipChange::kJoin) {
-      if (node_publish(*r, false)) {
+      if (node_publish(*r)) {
         r->member_now.store(true, std::memory_order_release);
         membership_note(*r, "joined", step.why, t_ns);
       } else {
@@ -353,7 +334,7 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
       gov::NodeShare all;
       for (const gov::NodeCore& core : node_cores_of(r->full_budget)) all.cpus.push_back(core.cpu);
       all.note = std::string("node registry: left (") + step.why + "), every core again";
-      node_apply(*r, all, false);
+      node_apply(*r, all);
       membership_note(*r, "left", step.why, t_ns);
       return;
     }
@@ -365,7 +346,7 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
     node::ScanResult s;
     if (r->node.scan(&s)) {
       expected_update(*r, &s.members, s.self);
-      node_apply(*r, gov::node_share(s.members, s.self), false,
+      node_apply(*r, gov::node_share(s.members, s.self),
                  node_listing_change(*r, s.members, sample));
     }
     node_entry_refresh(*r, t_ns);
@@ -379,31 +360,32 @@ bool node_shared() {
   if (!r || r->state.load(std::memory_order_acquire) != kActive) return false;
   // The monitor thread re-reads the node registry every sample; the share in
   // force is at most one sample old.
+  const std::shared_ptr<const InForce> now = r->owner.current();
+  if (now && now->budget.local_size > 1) return true;
   std::lock_guard<std::mutex> lock(r->mu);
-  return r->planned.budget.local_size > 1 || !r->expected_share.cpus.empty();
+  return !r->expected_share.cpus.empty();
 }
 
 gov::Plan fixed_pools_plan(std::string* why) {
   Runtime* r = g;
   if (why) why->clear();
   if (!r || r->state.load(std::memory_order_acquire) != kActive) return plan();
+  const std::shared_ptr<const InForce> now = r->owner.current();
+  if (!now) return plan();
   gov::NodeShare expected;
-  topo::Budget in_force;
-  planning::GraphSummary graph;
-  topo::Machine machine;
   {
     std::lock_guard<std::mutex> lock(r->mu);
     expected = r->expected_share;
-    in_force = r->planned.budget;
-    graph = r->planned.graph;
-    machine = r->planned.machine;
   }
   // Only a smaller share than the one in force: never more than the budget allows now.
-  if (expected.cpus.empty() || static_cast<int>(expected.cpus.size()) > in_force.cores)
-    return plan();
+  if (expected.cpus.empty() || static_cast<int>(expected.cpus.size()) > now->budget.cores)
+    return now->plan;
   if (why) *why = expected.note;
-  topo::Budget b;
-  return share_plan(*r, expected, machine, graph, &b);
+  // The calibration's warnings were given when the plan in force was made.
+  std::vector<std::string> warnings;
+  bool found = false;
+  return plan_on(*r, share_budget(*r, expected), expected.overlap ? expected.cores_worth : 0,
+                 now->graph, &warnings, &found);
 }
 
 void fixed_pools_prepare() {
@@ -437,7 +419,7 @@ void fixed_pool_made(const std::string& framework, const std::string& pool, int 
 unsigned plan_generation() {
   Runtime* r = g;
   if (!r || r->state.load(std::memory_order_acquire) != kActive) return 0;
-  return r->threads.generation();
+  return r->generation.load(std::memory_order_acquire);
 }
 
 }  // namespace pw::rt

@@ -129,7 +129,7 @@ void on_sample(const counters::Sample& s, void*) {
       switch (a[i].kind) {
         case gov::ActionKind::kLowerOmpCap:
         case gov::ActionKind::kRaiseOmpCap:
-          g->setup.omp_cap_set(a[i].new_cap);
+          g->setup.omp_cap_set(a[i].new_cap, a[i].text);
           break;
         default:
           break;

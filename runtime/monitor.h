@@ -13,8 +13,9 @@ namespace pw::monitor {
 struct Setup {
   counters::ThreadCreateFn create;  // the real pthread_create: the sampler is not governed
   gov::ThreadTable* threads;        // tid -> assigned core set, for strays (never null)
-  void (*omp_cap_set)(int cap);     // later OpenMP regions use this team cap
-  bool apply;                       // govern: apply actions; observe: only record them
+  // Later OpenMP regions use this team cap; why: the action's text.
+  void (*omp_cap_set)(int cap, const char* why);
+  bool apply;     // govern: apply actions; observe: only record them
   bool use_papi;  // PARWIDTH_PAPI auto/on: counters opened by monitor::start on the
                   // calling thread if it is the only one; off: /proc only
   // Called on the sampler thread before each sample is judged (the node

@@ -20,10 +20,14 @@
 #include "governor/node_share.h"
 #include "governor/thread_table.h"
 #include "runtime/api.h"
+#include "runtime/in_force.h"
 
 namespace pw::rt {
 
 enum State : int { kUnselected, kInactive, kActivating, kActive, kFailed };
+
+// The monotonic clock in nanoseconds: the owner's timeline (timeline.cpp).
+uint64_t monotonic_ns();
 
 // Never destroyed: threads may still run hooks while the process exits.
 struct Runtime {
@@ -33,11 +37,17 @@ struct Runtime {
   std::string omp_env_value;
   std::atomic<int> state{kUnselected};
   std::atomic<pid_t> pid{0};
+  // What activation found that no later change alters (kept for a fork child's
+  // activation): the machine, where the local rank came from, whether the node
+  // registry may divide, the per-boot cache directory.
   bool have_machine = false;
-  planning::Planned planned;
-  // On cores shared with more members than cores: the cores' worth the plan
-  // is made for (0: the budget's cores), under mu with `planned`.
-  int shared_worth = 0;
+  topo::Machine machine;
+  std::string local_from;
+  bool node_registry = false;
+  std::string boot_dir;
+  // The plan in force: budget (share), graph, plan and OpenMP cap, changed only
+  // through owner.change (runtime/in_force.h), read as snapshots.
+  PlanOwner owner{monotonic_ns};
   std::string fail_reason;
   gov::ThreadTable threads;  // the governed threads and their pools and cores
   // Held while pinned threads move to a new plan: the monitor's repin_threads
@@ -47,11 +57,15 @@ struct Runtime {
   // The mask of the process's unpinned threads (the main thread, helpers)
   // while its share is smaller than process_cpus; empty = not confined.
   std::vector<int> process_mask;
+  // The OpenMP cap in force and its generation, for the hooks that run before
+  // every parallel region: mirrors of owner.current()->omp_cap, written only by
+  // the owner's applier (plan_apply), so they change in the owner's order.
   std::atomic<int> omp_cap{0};
   std::atomic<unsigned> omp_gen{1};
+  // The owner's generation, mirrored for the per-call check of Python sessions.
+  std::atomic<unsigned> generation{0};
   bool forked_child = false;
-  // The notes, pools and warnings; and `planned`, which the monitor thread
-  // (node_apply) and a framework hook (graph_adopt) replace while others read it.
+  // The notes, pools and warnings.
   std::mutex mu;
   std::vector<report::FrameworkNote> frameworks;
   std::vector<PoolNote> pools;
@@ -64,6 +78,10 @@ struct Runtime {
   std::vector<std::string> warnings;
   std::vector<std::string> warned_keys;
   std::vector<std::string> load_warnings;  // bad option values, said at activation
+  // The runtimes' own values read by the program's side before exit
+  // (runtime_values_set), under mu.
+  std::vector<RuntimeValue> runtime_values;
+  bool runtime_values_given = false;
   // The node registry (core/node.h): the budget before the node is divided,
   // and the share in force. Written at activation and by the monitor thread.
   topo::Budget full_budget;
@@ -89,7 +107,6 @@ struct Runtime {
   // samples after a member's last listing it came.
   uint64_t node_samples = 0;
   std::vector<std::pair<long, uint64_t>> node_listed;
-  bool omp_capping = false;  // the team cap is ours (not the user's OMP_NUM_THREADS)
   // Each governed thread's tid, under a key whose destructor retires its record.
   pthread_key_t thread_key{};
   bool thread_key_made = false;
@@ -158,11 +175,24 @@ void process_note(Runtime& r, int moved);
 bool process_confines(const Runtime& r);
 bool env_names_a_rank(char* const envp[]);
 
+// timeline.cpp
+// The report's plan_timeline array and in_force object.
+std::string timeline_json(const Runtime& r);
+std::string in_force_json(Runtime& r, const InForce& now);
+
+// activation.cpp
+// Applies a change through the owner with the runtime's planner and applier
+// (plan_apply): every change of the plan in force goes through here. Returns
+// what is in force afterwards (null before activation).
+std::shared_ptr<const InForce> plan_change(Runtime& r, const Change& c);
+// The monitor's OpenMP cap change (monitor::Setup::omp_cap_set).
+void omp_cap_change(int cap, const char* why);
+
 // membership.cpp
 // The plan on budget b. With 0 < worth < b's cores (cores shared with more
 // members than cores) it is made for the first `worth` cores and spread over
-// all of them (gov::plan_shared); node_apply and graph_adopt both plan so.
-gov::Plan plan_on(const Runtime& r, const topo::Machine& machine, const topo::Budget& b, int worth,
+// all of them (gov::plan_shared); every change of the plan in force plans so.
+gov::Plan plan_on(const Runtime& r, const topo::Budget& b, int worth,
                   const planning::GraphSummary& graph, std::vector<std::string>* warnings,
                   bool* found);
 void node_join(Runtime& r);

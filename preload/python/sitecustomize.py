@@ -78,6 +78,65 @@ def _parwidth_start():
         """The plan's generation: the library's return value, no reply buffer."""
         return api(b"generation", None, None, 0, None, 0)
 
+    # At exit (Python's atexit runs this last: it is registered first), the
+    # runtimes' own counts while the frameworks are still alive: torch's, and
+    # each ONNX Runtime session's options as ORT holds them. The library reads
+    # the OpenMP runtimes and BLAS pools at the same moment; the report's
+    # in_force lists them all.
+    import atexit
+    import weakref
+
+    # Each ONNX Runtime session's options as ORT holds them, read when it is made
+    # (and made again); read again at exit while the session still exists.
+    sessions = []  # [weakref to the session, its last options read]
+
+    def in_force():
+        lines = []
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            for setting, get in (("intra-op threads (torch.get_num_threads)",
+                                  "get_num_threads"),
+                                 ("inter-op threads (torch.get_num_interop_threads)",
+                                  "get_num_interop_threads")):
+                try:
+                    lines.append("torch\ttorch %s\t%s\t%d" % (
+                        torch.__version__, setting, getattr(torch, get)()))
+                except Exception:
+                    pass
+        for i, (ref, last) in enumerate(sessions):
+            sess = ref()
+            if sess is not None:
+                try:
+                    last = session_options(sess)
+                except Exception:
+                    pass
+            for name, value in last.items():
+                lines.append("onnxruntime\tsession %d%s\t%s\t%d" % (
+                    i, "" if sess is not None else " (ended; as last made)", name, value))
+        try:
+            call("in_force", "\n".join(lines))
+        except Exception:
+            pass
+
+    atexit.register(in_force)
+
+    def session_options(sess):
+        o = sess._sess.session_options
+        return {"intra_op_num_threads": o.intra_op_num_threads,
+                "inter_op_num_threads": o.inter_op_num_threads}
+
+    def session_made(sess):
+        try:
+            options = session_options(sess)
+        except Exception:
+            return
+        for entry in sessions:
+            if entry[0]() is sess:
+                entry[1] = options
+                return
+        if len(sessions) < 64:
+            sessions.append([weakref.ref(sess), options])
+
     state = {"busy": False}
     ort_module = "onnxruntime.capi.onnxruntime_inference_collection"
 
@@ -125,7 +184,7 @@ def _parwidth_start():
                 def exec_module(module, original=original):
                     original(module)
                     try:
-                        _wrap_ort(module, call, generation)
+                        _wrap_ort(module, call, generation, session_made)
                     except Exception:
                         pass
 
@@ -148,7 +207,7 @@ def _parwidth_start():
         pass
 
 
-def _wrap_ort(module, call, generation):
+def _wrap_ort(module, call, generation, session_made):
     """InferenceSession gets the plan: the options are set on the program's
     SessionOptions for the creation only (ORT copies them into the session)
     and put back afterwards. When the plan changes later (the node's division),
@@ -225,6 +284,7 @@ def _wrap_ort(module, call, generation):
         try:
             return original(self, *a, **k)
         finally:
+            session_made(self)
             try:
                 used = self._sess.session_options if getattr(self, "_sess", None) else None
                 if used is not None:

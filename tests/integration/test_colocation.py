@@ -100,16 +100,14 @@ class Bare:
     def digests(self, fw, report):
         """What a governed process of `fw` may compute: for torch, a bare run's
         output at any team size it had (the plan's threads alone, which
-        without a graph are the budget's cores, and every OpenMP cap the node's
-        divisions set, from its report), set either way: a process that joins
+        without a graph are the budget's cores, and every OpenMP cap in force
+        at some time, from its report's timeline), set either way: a process that joins
         the node before torch first sizes its pools starts them (OpenBLAS's
         among them) at its share's size, as OMP_NUM_THREADS would."""
         if fw != "torch":
             return {self.digest(fw)}
         sizes = {len(FULL), report["plan"]["threads"]}
-        for f in report["frameworks"]:
-            if f["name"] == "node" and "OpenMP cap " in f["why"]:
-                sizes.add(int(f["why"].split("OpenMP cap ")[1].split(";")[0].split()[0]))
+        sizes |= {e["omp_cap"] for e in report["plan_timeline"] if e["omp_cap"] > 0}
         return ({self.digest(fw, n) for n in sorted(sizes)} |
                 {self.digest(fw, 0, n) for n in sorted(sizes)})
 

@@ -279,10 +279,13 @@ def test_unshare_of_the_user_namespace_works_as_bare(tmp_path):
                           text=True, timeout=30)
     if bare.stdout != "unshare 0\n":
         pytest.skip(f"user namespaces unavailable here: {bare.stdout.strip()}")
+    # EINVAL came now and then (issue 39: 3 in 1000 stops of a monitor thread
+    # that had not run yet): twenty runs in a row.
     report = tmp_path / "r.json"
-    p = governed([BIN / "unshare_user"], tmp_path, REPORT=report)
-    assert (p.returncode, p.stdout) == (0, "unshare 0\n"), p.stderr
-    assert load(report)["monitor"] is not None
+    for _ in range(20):
+        p = governed([BIN / "unshare_user"], tmp_path, REPORT=report)
+        assert (p.returncode, p.stdout) == (0, "unshare 0\n"), p.stderr
+        assert load(report)["monitor"] is not None
 
 
 def test_fork_from_a_small_stack_thread_activates_safely_in_the_child(tmp_path):

@@ -557,6 +557,34 @@ def test_unsafe_registry_dir_is_refused(spin, tmp_path):
     assert r["plan"]["core_sets"]  # still governed, with its whole budget
 
 
+def test_registry_dir_made_by_hand_says_how_to_fix_it(spin, tmp_path):
+    """The first thing a user tries with PARWIDTH_NODE_DIR: `mkdir` (mode 755 with
+    the usual umask). It is refused (others could read who runs what), and the
+    warning, the report and `parwidth node` say exactly what to do."""
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    reg.chmod(0o755)
+    env = clean_env(LD_PRELOAD=LIB, PARWIDTH_NODE_DIR=reg, PARWIDTH_MONITOR_MS=50,
+                    PARWIDTH_REPORT=tmp_path / "a.json")
+    a = subprocess.run([str(spin), str(SPINNERS)], env=env, input="", capture_output=True,
+                       text=True, timeout=60)
+    assert a.returncode == 0, a.stderr
+    fix = f"chmod 700 {reg}"
+    assert fix in a.stderr, a.stderr
+    r = load(tmp_path / "a.json")
+    assert any(fix in w for w in r["warnings"]), r["warnings"]
+    note = [f for f in r["frameworks"] if f["name"] == "node" and f["setting"] == "registry"]
+    assert note and not note[0]["applied"] and fix in note[0]["why"], r["frameworks"]
+    listing = subprocess.run([str(BIN / "parwidth"), "node", "--dir", str(reg)],
+                             capture_output=True, text=True, timeout=30)
+    assert listing.returncode == 1 and fix in listing.stderr, listing.stderr
+    # Done as told, the next process joins.
+    reg.chmod(0o700)
+    b = start_spin(spin, reg, tmp_path / "b.json")
+    finish(b)
+    assert not any("node registry" in w for w in load(tmp_path / "b.json")["warnings"])
+
+
 # ---------------------------------------------------------------- real launchers
 
 

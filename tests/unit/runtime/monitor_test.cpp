@@ -42,7 +42,7 @@ constexpr char kChildEnv[] = "PW_MONITOR_CHILD";
 std::atomic<int> g_cap_calls{0};
 std::atomic<int> g_first_cap{0};
 std::atomic<int> g_last_cap{0};
-void record_cap(int cap) {
+void record_cap(int cap, const char*) {
   if (g_cap_calls.fetch_add(1) == 0) g_first_cap = cap;
   g_last_cap = cap;
 }

@@ -41,7 +41,7 @@ class Runtime : public ::testing::Test {
     unsetenv("PARWIDTH_OVERRIDE");
     unsetenv("OMP_NUM_THREADS");
     g_activations = 0;
-    hooks_register({count_activation, nullptr, nullptr, nullptr, nullptr});
+    hooks_register({count_activation, nullptr, nullptr, nullptr, nullptr, nullptr});
   }
   void TearDown() override { unlink(report_.c_str()); }
   // Loads, activates and exits the runtime; the report's text.
