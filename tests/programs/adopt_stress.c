@@ -63,10 +63,10 @@ static void* tf_context;
 #define ORT(i, type) ((type)ort[i])
 
 static int ort_session(int intra) {
-  Status (*create_options)(void**) = ORT(kCreateSessionOptions, Status (*)(void**));
-  Status (*set_intra)(void*, int) = ORT(kSetIntraOpNumThreads, Status (*)(void*, int));
+  Status (*create_options)(void**) = ORT(kCreateSessionOptions, Status(*)(void**));
+  Status (*set_intra)(void*, int) = ORT(kSetIntraOpNumThreads, Status(*)(void*, int));
   Status (*create)(void*, const char*, void*, void**) =
-      ORT(kCreateSession, Status (*)(void*, const char*, void*, void**));
+      ORT(kCreateSession, Status(*)(void*, const char*, void*, void**));
   void (*release_session)(void*) = ORT(kReleaseSession, void (*)(void*));
   void (*release_options)(void*) = ORT(kReleaseSessionOptions, void (*)(void*));
   void (*release_status)(Status) = ORT(kReleaseStatus, void (*)(Status));
@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
     const ApiBase* (*base)(void) = (const ApiBase* (*)(void))sym("OrtGetApiBase");
     if (!base || !(ort = base()->GetApi(13))) return fprintf(stderr, "no ORT API 13\n"), 1;
     Status (*create_env)(int, const char*, void**) =
-        ORT(kCreateEnv, Status (*)(int, const char*, void**));
+        ORT(kCreateEnv, Status(*)(int, const char*, void**));
     if (create_env(3, "adopt_stress", &env)) return fprintf(stderr, "ORT env\n"), 1;
   }
   if (strcmp(argv[3], "-") != 0) {
@@ -160,8 +160,8 @@ int main(int argc, char** argv) {
     tfe_delete_context_options = (void (*)(void*))sym("TFE_DeleteContextOptions");
     tfe_new_context = (void* (*)(const void*, void*))sym("TFE_NewContext");
     tfe_delete_context = (void (*)(void*))sym("TFE_DeleteContext");
-    tfe_add_function_def = (void (*)(void*, const char*, size_t, void*))sym(
-        "TFE_ContextAddFunctionDef");
+    tfe_add_function_def =
+        (void (*)(void*, const char*, size_t, void*))sym("TFE_ContextAddFunctionDef");
     if (!tf_new_status || !tf_delete_status || !tf_get_code || !tfe_new_context_options ||
         !tfe_delete_context_options || !tfe_new_context || !tfe_delete_context ||
         !tfe_add_function_def)
