@@ -15,11 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "governor/pin.h"
 #include "governor/plan.h"
 
 namespace pw::gov {
-
-enum class PinMode { kNone, kPool, kCore };
 
 struct Assignment {
   int pool = -1;            // -1: not governed (no plan)

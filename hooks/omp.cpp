@@ -208,7 +208,7 @@ void libomp_init_wide(const void* caller_pc) {
 // own binding off — unless the user chose a binding, or the program reads
 // affinity through the OpenMP API, which needs libomp's binding on.
 void libomp_first_sight(const void* caller_pc, bool at_fork) {
-  if (!rt::governing() || rt::pin_mode() == opt::Pin::kNone) return;
+  if (!rt::governing() || rt::pin_mode() == gov::PinMode::kNone) return;
   void* fn = reinterpret_cast<void*>(PW_REAL_AT(kmp_set_defaults, caller_pc));
   if (!fn) return;  // not libomp: libgomp binds nothing unless asked
   for (std::atomic<void*>& slot : g_libomp_told)
@@ -301,7 +301,7 @@ bool omp_thread_left_to_runtime(const void* caller_pc, const char** why) {
 }
 
 void omp_on_activate() {
-  if (!rt::governing() || rt::pin_mode() == opt::Pin::kNone) return;
+  if (!rt::governing() || rt::pin_mode() == gov::PinMode::kNone) return;
   for (const char* v : {"KMP_AFFINITY", "OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY"}) {
     const char* val = getenv(v);
     if (val && *val) {

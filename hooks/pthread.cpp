@@ -182,7 +182,7 @@ __attribute__((noinline)) Start* prepare(const pthread_attr_t* attr, void* (*sta
     s->where = rt::thread_assign(rt::current_pool());
     gov::PinFacts facts;
     facts.governing = rt::governing();
-    facts.pin_off = rt::pin_mode() == opt::Pin::kNone;
+    facts.pin_off = rt::pin_mode() == gov::PinMode::kNone;
     facts.user_affinity = attr_has_affinity(attr);
     const char* left = nullptr;
     facts.runtime_binding = omp_thread_left_to_runtime(caller, &left);

@@ -556,7 +556,7 @@ PW_HOOK(void, PW_TF_THREADPOOL,
         std::string why = std::string("TensorFlow created its ") + (kind ? kind : "") + " pool '" +
                           n + "' with " + std::to_string(num_threads) + " threads";
         if (asked > 0) why += " (parwidth asked " + std::to_string(asked) + ")";
-        if (pw::rt::governing() && pw::rt::pin_mode() != pw::opt::Pin::kNone)
+        if (pw::rt::governing() && pw::rt::pin_mode() != pw::gov::PinMode::kNone)
           why += "; its threads are dealt over the plan's " + std::to_string(pw::rt::plan().pools) +
                  " pools and pinned";
         // Only the two pools the settings size (tf.data and others make their own).

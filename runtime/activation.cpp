@@ -55,10 +55,7 @@ void activate() {
     framework_note("process", "affinity", topo::cpulist_format(r.process_cpus), false,
                    std::string("inside its parent's share (") + kInsideShareVar +
                        "): planned inside it, not divided again, no node registry");
-  gov::PinMode pin = r.opt.pin == opt::Pin::kNone   ? gov::PinMode::kNone
-                     : r.opt.pin == opt::Pin::kPool ? gov::PinMode::kPool
-                                                    : gov::PinMode::kCore;
-  r.threads.reset(r.planned.plan, pin);
+  r.threads.reset(r.planned.plan, r.opt.pin);
   if (!r.thread_key_made) r.thread_key_made = pthread_key_create(&r.thread_key, thread_ended) == 0;
 
   // OpenMP: the team cap is the plan's threads per pool, unless the user set

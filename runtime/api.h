@@ -47,7 +47,7 @@ bool thread_catch_up(long tid, unsigned generation);
 // At the exit of a thread parwidth pinned: if its affinity was changed since
 // (an OpenMP runtime's own binding, the program), its record says so.
 void own_pin_check();
-opt::Pin pin_mode();
+gov::PinMode pin_mode();
 // The CPUs of a pool, or of a single cpu; false if there is nothing to pin to.
 bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus);
 
