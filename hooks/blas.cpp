@@ -107,18 +107,6 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-unsigned long long loader_adds() {
-  unsigned long long adds = 0;
-  dl_iterate_phdr(
-      [](struct dl_phdr_info* info, size_t size, void* data) -> int {
-        if (size >= offsetof(struct dl_phdr_info, dlpi_subs))
-          *static_cast<unsigned long long*>(data) = info->dlpi_adds;
-        return 1;
-      },
-      &adds);
-  return adds;
-}
-
 ElfW(Addr) object_base(const void* fn) {
   Dl_info di;
   if (!fn || !dladdr(fn, &di)) return 0;
@@ -220,7 +208,7 @@ void blas_sweep(const char* trigger) {
   // Python script) must not activate just because it was swept.
   if (!rt::selected()) return;
   BlasState& s = state();
-  const unsigned long long adds = loader_adds();
+  const unsigned long long adds = load_count().adds;
   if (adds != 0 && adds == s.adds.load(std::memory_order_relaxed)) return;
   std::unique_lock<std::mutex> lock(s.mu, std::try_to_lock);
   if (!lock.owns_lock()) return;  // another thread sweeps now

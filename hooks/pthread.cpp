@@ -1,8 +1,6 @@
 // hooks/pthread: pthread_create — each new thread gets a pool and a core, and
 // pins itself in a trampoline before the creator's start routine runs.
-#include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -157,9 +155,7 @@ void* trampoline(void* p) {
 }  // namespace
 
 bool called_from_main_program(const void* pc) {
-  struct dl_find_object o;
-  if (_dl_find_object(const_cast<void*>(pc), &o) != 0 || !o.dlfo_link_map) return false;
-  const char* name = o.dlfo_link_map->l_name;
+  const char* name = object_name_of(pc);
   return name && *name == '\0';
 }
 

@@ -118,25 +118,6 @@ void bind_one(RealSlot* s) {
   s->bound.store(true, std::memory_order_release);
 }
 
-struct LoadCount {
-  unsigned long long adds = 0, subs = 0;
-};
-
-// The loader's counts of objects loaded and unloaded so far.
-LoadCount load_count() {
-  LoadCount c;
-  dl_iterate_phdr(
-      [](struct dl_phdr_info* info, size_t size, void* data) -> int {
-        if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
-          static_cast<LoadCount*>(data)->adds = info->dlpi_adds;
-          static_cast<LoadCount*>(data)->subs = info->dlpi_subs;
-        }
-        return 1;
-      },
-      &c);
-  return c;
-}
-
 struct Search {
   const char* name;
   const DynTables* caller;  // only objects it needs, or any object when null
@@ -272,6 +253,20 @@ void cache_store(const RealSlot* slot, const void* map, const LoadCount& now, vo
 }
 
 }  // namespace
+
+LoadCount load_count() {
+  LoadCount c;
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t size, void* data) -> int {
+        if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+          static_cast<LoadCount*>(data)->adds = info->dlpi_adds;
+          static_cast<LoadCount*>(data)->subs = info->dlpi_subs;
+        }
+        return 1;
+      },
+      &c);
+  return c;
+}
 
 bool is_self(const void* pc) {
   const SelfRange r = self_range();

@@ -38,6 +38,14 @@ int original_missing(RealSlot* slot) noexcept;
 // How many times a per-caller original was looked up in the loaded objects'
 // symbol tables (the slow path; a cached answer does not count).
 unsigned long long real_lookups();
+// The loader's counts of objects loaded and unloaded so far (dl_iterate_phdr's
+// dlpi_adds and dlpi_subs): a cheap test of whether anything was loaded or
+// unloaded since an earlier count.
+struct LoadCount {
+  unsigned long long adds = 0, subs = 0;
+};
+LoadCount load_count();
+
 
 // Binds every slot in bind_list.h (idempotent, thread-safe; cheap after the
 // first call). Called from the constructor: dlsym takes the loader's lock,

@@ -152,17 +152,10 @@ void own_pin_check() {
 }
 
 bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus) {
-  if (a.pool < 0 || g->opt.pin == gov::PinMode::kNone) return false;
-  if (a.cpu >= 0) {
-    cpus->assign(1, a.cpu);
-    return true;
-  }
-  // The registry's plan: immutable once published (the node registry and
+  if (g->opt.pin == gov::PinMode::kNone) return false;
+  // The table's plan: immutable once published (the node registry and
   // graph_adopt replace it while threads are being created).
-  const auto& sets = g->threads.plan().core_sets;
-  if (a.pool >= static_cast<int>(sets.size()) || sets[a.pool].empty()) return false;
-  *cpus = sets[a.pool];
-  return true;
+  return gov::assignment_cpus(g->threads.plan(), a, cpus);
 }
 
 }  // namespace pw::rt
