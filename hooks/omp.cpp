@@ -356,18 +356,21 @@ PW_HOOK(void, omp_set_num_threads, (int n)) {
     PW_MISSING(omp_set_num_threads);
     return;
   }
-  if (pw::rt::selected() && pw::rt::ensure_active()) {
-    bool user = true;
-    pw::hooks::framework_sets_omp_threads(__builtin_return_address(0), &user);
-    pw::hooks::t_user_set = user;
-    // The program's own count, unless PARWIDTH_OVERRIDE=1 lowers it to the cap.
-    pw::gov::PoolKnob team;
-    team.role = pw::gov::PoolRole::kOmpTeam;
-    team.kind = pw::gov::SettingKind::kCeiling;
-    team.current = n;
-    team.user_set = true;
-    n = pw::gov::pool_knob_decide(pw::hooks::pool_context(), team).value;
-    pw::hooks::t_applied_gen = pw::rt::omp_generation();
+  {
+    pw::hooks::Guard guard;
+    if (guard.entered() && pw::rt::selected() && pw::rt::ensure_active()) {
+      bool user = true;
+      pw::hooks::framework_sets_omp_threads(__builtin_return_address(0), &user);
+      pw::hooks::t_user_set = user;
+      // The program's own count, unless PARWIDTH_OVERRIDE=1 lowers it to the cap.
+      pw::gov::PoolKnob team;
+      team.role = pw::gov::PoolRole::kOmpTeam;
+      team.kind = pw::gov::SettingKind::kCeiling;
+      team.current = n;
+      team.user_set = true;
+      n = pw::gov::pool_knob_decide(pw::hooks::pool_context(), team).value;
+      pw::hooks::t_applied_gen = pw::rt::omp_generation();
+    }
   }
   real(n);
 }
