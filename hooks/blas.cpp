@@ -20,8 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "governor/setting.h"
+#include "governor/pools_blas.h"
 #include "hooks/guard.h"
+#include "hooks/pools.h"
 #include "hooks/slots.h"
 #include "runtime/api.h"
 
@@ -170,7 +171,7 @@ std::string user_call_for(ElfW(Addr) base) {
 }
 
 // Decides for one pool and notes it; returns the decision (the caller applies it).
-gov::SettingDecision decide(const Found& f, const char* trigger, int before) {
+gov::BlasPoolDecision decide(const Found& f, const char* trigger, int before) {
   std::string who;
   for (int i = 0; i < 4 && f.lib->env[i]; ++i) {
     const char* v = getenv(f.lib->env[i]);
@@ -181,24 +182,28 @@ gov::SettingDecision decide(const Found& f, const char* trigger, int before) {
   }
   const std::string call = user_call_for(f.base);
   if (!call.empty()) who = call;  // the later, more specific choice
-  const int current = before > 0 ? before : f.lib->unset;
-  const gov::SettingDecision d =
-      rt::setting_decide(rt::plan().threads, current, !who.empty(), gov::SettingKind::kCap);
+  const gov::PoolContext ctx = pool_context();
+  gov::BlasPoolFacts facts;
+  facts.count = before;
+  facts.unset = f.lib->unset;
+  facts.user_set = !who.empty();
+  const gov::BlasPoolDecision b = gov::blas_pool_decide(ctx, facts);
+  const gov::SettingDecision& d = b.setting;
   rt::PoolNote n;
   n.library = f.lib->name;
   n.object = f.object;
-  n.before = current > 0 ? current : -1;
+  n.before = b.before > 0 ? b.before : -1;
   n.after = d.value > 0 ? d.value : -1;
   n.set_by = d.changes() ? "parwidth" : who.empty() ? "library default" : "user: " + who;
   n.applied = d.changes();
   n.why = std::string(gov::setting_verdict_text(d.verdict)) + "; plan threads per pool " +
-          std::to_string(rt::plan().threads) +
+          std::to_string(ctx.threads) +
           (who.empty() || d.verdict == gov::SettingVerdict::kKeep ? "" : " (was " + who + ")") +
           "; found " + trigger;
   rt::pool_note(n);
   rt::framework_note(n.library, n.object + " thread pool", std::to_string(n.after), n.applied,
                      n.why);
-  return d;
+  return b;
 }
 
 }  // namespace
@@ -243,20 +248,17 @@ void blas_sweep(const char* trigger) {
   // (libomp's binding is turned off there); a larger pool starts threads
   // that our pthread_create hook must pin.
   for (const Found& f : found) {
-    gov::SettingDecision d;
-    int before = 0;
+    gov::BlasPoolDecision b;
     try {
-      before = f.get();
-      d = decide(f, trigger, before);
+      b = decide(f, trigger, f.get());
     } catch (...) {
       continue;
     }
-    if (d.changes() && d.value > 0) f.set(d.value);
-    // Sized by parwidth, or left at the library's default within the cap:
-    // either way not the user's, so it follows later plans.
-    if (d.changes() || d.verdict == gov::SettingVerdict::kBelow) {
+    if (b.setting.changes() && b.setting.value > 0) f.set(b.setting.value);
+    // Not the user's: it follows later plans (governor/pools_blas).
+    if (b.follows) {
       try {
-        s.owned.push_back({f, before > 0 ? before : f.lib->unset, d.value});
+        s.owned.push_back({f, b.before, b.setting.value});
       } catch (...) {
       }
     }
@@ -270,7 +272,7 @@ void blas_follow(int threads) {
   if (!lock.owns_lock()) return;  // a sweep runs: it caps at the plan in force
   for (BlasState::Owned& o : s.owned) {
     // Never above the library's own size: parwidth only caps.
-    const int want = o.before > 0 && o.before < threads ? o.before : threads;
+    const int want = gov::blas_follow_size(threads, o.before);
     if (want == o.set) continue;
     o.pool.set(want);
     if (s.follow_notes++ < 32)
@@ -302,8 +304,7 @@ int blas_user_set(const char* function, int n, const void* caller_pc, const void
         if (c.first == base) c.second = who, found = true;
       if (!found) s.user_calls.push_back({base, who});
     }
-    const gov::SettingDecision d =
-        rt::setting_decide(rt::plan().threads, n, true, gov::SettingKind::kCap);
+    const gov::SettingDecision d = gov::blas_call_decide(pool_context(), n);
     Dl_info di;
     rt::PoolNote note;
     note.library = strstr(function, "MKL") || strstr(function, "mkl") ? "mkl"
