@@ -5,15 +5,17 @@
 // Each library is known by a part of its file name and by the functions that
 // set and read its thread count; a wheel's renamed OpenBLAS (numpy's
 // libscipy_openblas64_) has the same functions under a prefix and suffix.
-// The libraries are looked up after a dl_iterate_phdr walk, never inside it:
-// dlopen/dlsym in its callback take the loader's locks in the opposite order
-// to a dlopen on another thread, and the two deadlock.
+// The libraries' functions are read from their own symbol tables inside a
+// dl_iterate_phdr walk (memory reads: hooks/real.cpp's object_defines), with
+// no loader call inside it: dlopen/dlsym/dladdr in its callback take the
+// loader's locks in the opposite order to a dlopen on another thread, and the
+// two deadlock. The libraries themselves are called after the walk.
 #include "hooks/blas.h"
 
-#include <dlfcn.h>
 #include <link.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -48,7 +50,7 @@ const Library kLibraries[] = {
      {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS", nullptr},
      0},
     // Debian's libblas.so.3 from OpenBLAS: a front whose calls land in
-    // libopenblas.so.0 (the dladdr check below keeps the one that defines them).
+    // libopenblas.so.0 (object_defines keeps the one that defines them).
     {"openblas",
      "libblas",
      {"openblas_set_num_threads", nullptr, nullptr, nullptr},
@@ -75,7 +77,7 @@ const Library kLibraries[] = {
 struct Found {
   const Library* lib;
   std::string object;  // file base name
-  ElfW(Addr) base;
+  uintptr_t base;      // its load address (object_base_of)
   void (*set)(int);
   int (*get)(void);
 };
@@ -84,10 +86,10 @@ struct Found {
 struct BlasState {
   std::mutex mu;                            // the sweep (one at a time)
   std::atomic<unsigned long long> adds{0};  // dlpi_adds at the last sweep
-  std::vector<ElfW(Addr)> seen;             // bases of objects already handled
+  std::vector<uintptr_t> seen;              // bases of objects already handled
   // The user's own set calls, per defining object (base), through our hooks.
   std::mutex user_mu;
-  std::vector<std::pair<ElfW(Addr), std::string>> user_calls;
+  std::vector<std::pair<uintptr_t, std::string>> user_calls;
   // The pools parwidth sized (under mu), each with the size it had before:
   // they follow the plan when the node is divided again (blas_follow).
   struct Owned {
@@ -108,61 +110,54 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-ElfW(Addr) object_base(const void* fn) {
-  Dl_info di;
-  if (!fn || !dladdr(fn, &di)) return 0;
-  return reinterpret_cast<ElfW(Addr)>(di.dli_fbase);
-}
-
 // Every loaded object whose name marks it as a BLAS library and that itself
-// defines a known set/get pair.
+// defines a known set/get pair. Nothing is allocated inside the walk (it
+// holds the loader's lock): the objects are noted in a fixed table first.
 std::vector<Found> loaded_pools() {
-  struct Obj {
-    std::string path;
-    ElfW(Addr) base;
-  };
-  std::vector<Obj> objs;
+  struct Walk {
+    struct Seen {
+      const Library* lib;
+      char object[128];
+      uintptr_t base;
+      void* set;
+      void* get;
+    } seen[16];
+    int n = 0;
+  } w;
   dl_iterate_phdr(
       [](struct dl_phdr_info* info, size_t, void* data) -> int {
+        Walk* walk = static_cast<Walk*>(data);
         if (!info->dlpi_name || !*info->dlpi_name) return 0;
         const char* file = strrchr(info->dlpi_name, '/');
         file = file ? file + 1 : info->dlpi_name;
         for (const Library& l : kLibraries) {
-          if (strstr(file, l.file_part)) {
-            try {
-              static_cast<std::vector<Obj>*>(data)->push_back({info->dlpi_name, info->dlpi_addr});
-            } catch (...) {
-              // Fail open: only running out of memory throws here; the host's call goes on as
-              // asked.
-            }
+          if (!strstr(file, l.file_part)) continue;
+          for (int i = 0; i < 4 && l.set[i] && walk->n < 16; ++i) {
+            void* set = object_defines(info, l.set[i]);
+            void* get = object_defines(info, l.get[i]);
+            if (!set || !get) continue;
+            Walk::Seen& x = walk->seen[walk->n++];
+            x.lib = &l;
+            snprintf(x.object, sizeof x.object, "%s", file);
+            x.base = static_cast<uintptr_t>(info->dlpi_addr);
+            x.set = set;
+            x.get = get;
             break;
           }
         }
         return 0;
       },
-      &objs);
+      &w);
   std::vector<Found> out;
-  for (const Obj& o : objs) {
-    void* h = dlopen(o.path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-    if (!h) continue;
-    const std::string file = base_name(o.path);
-    for (const Library& l : kLibraries) {
-      if (file.find(l.file_part) == std::string::npos) continue;
-      for (int i = 0; i < 4 && l.set[i]; ++i) {
-        void* set = dlsym(h, l.set[i]);
-        void* get = dlsym(h, l.get[i]);
-        if (!set || !get || is_self(set) || object_base(set) != o.base) continue;
-        out.push_back({&l, file, o.base, reinterpret_cast<void (*)(int)>(set),
-                       reinterpret_cast<int (*)(void)>(get)});
-        break;
-      }
-    }
-    dlclose(h);
-  }
+  out.reserve(static_cast<size_t>(w.n));
+  for (int i = 0; i < w.n; ++i)
+    out.push_back({w.seen[i].lib, w.seen[i].object, w.seen[i].base,
+                   reinterpret_cast<void (*)(int)>(w.seen[i].set),
+                   reinterpret_cast<int (*)(void)>(w.seen[i].get)});
   return out;
 }
 
-std::string user_call_for(ElfW(Addr) base) {
+std::string user_call_for(uintptr_t base) {
   BlasState& s = state();
   std::lock_guard<std::mutex> lock(s.user_mu);
   for (const auto& c : s.user_calls)
@@ -224,7 +219,7 @@ void blas_sweep(const char* trigger) {
     try {
       for (const Found& f : loaded_pools()) {
         bool seen = false;
-        for (ElfW(Addr) b : s.seen) seen = seen || b == f.base;
+        for (uintptr_t b : s.seen) seen = seen || b == f.base;
         if (seen) continue;
         s.seen.push_back(f.base);
         found.push_back(f);
@@ -289,9 +284,9 @@ int blas_user_set(const char* function, int n, const void* caller_pc, const void
   if (n <= 0 || !real) return n;
   Guard guard;
   if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return n;
-  const ElfW(Addr) base = object_base(real);
-  // The library calling itself, or torch passing its count on: not the user.
-  if (object_base(caller_pc) == base) return n;
+  // The library calling itself: not the user.
+  if (same_object(caller_pc, real)) return n;
+  const uintptr_t base = object_base_of(real);
   try {
     const char* obj = object_name_of(caller_pc);
     const std::string who = std::string(function) + "(" + std::to_string(n) + ") from " +
@@ -305,12 +300,12 @@ int blas_user_set(const char* function, int n, const void* caller_pc, const void
       if (!found) s.user_calls.push_back({base, who});
     }
     const gov::SettingDecision d = gov::blas_call_decide(pool_context(), n);
-    Dl_info di;
     rt::PoolNote note;
     note.library = strstr(function, "MKL") || strstr(function, "mkl") ? "mkl"
                    : strstr(function, "bli")                          ? "blis"
                                                                       : "openblas";
-    note.object = dladdr(real, &di) && di.dli_fname ? base_name(di.dli_fname) : "";
+    const char* defining = object_name_of(real);
+    note.object = defining ? base_name(defining) : "";
     note.before = -1;  // the library's count before the call is not read here
     note.after = d.value > 0 ? d.value : n;
     note.set_by = d.changes() ? "parwidth" : "user: " + who;

@@ -335,4 +335,26 @@ const char* object_name_of(const void* pc) {
   return fo.dlfo_link_map->l_name ? fo.dlfo_link_map->l_name : "";
 }
 
+uintptr_t object_base_of(const void* pc) {
+  struct dl_find_object fo;
+  if (_dl_find_object(const_cast<void*>(pc), &fo) != 0 || !fo.dlfo_link_map) return 0;
+  return static_cast<uintptr_t>(fo.dlfo_link_map->l_addr);
+}
+
+bool same_object(const void* a, const void* b) {
+  struct dl_find_object x, y;
+  if (_dl_find_object(const_cast<void*>(a), &x) != 0) return false;
+  if (_dl_find_object(const_cast<void*>(b), &y) != 0) return false;
+  return x.dlfo_link_map == y.dlfo_link_map;
+}
+
+void* object_defines(const struct dl_phdr_info* info, const char* name) {
+  const ElfW(Dyn)* dyn = dynamic_of(info);
+  if (!dyn || is_self(dyn)) return nullptr;
+  DynTables t;
+  if (!dyn_tables_read(info->dlpi_addr, dyn, &t)) return nullptr;
+  void* p = dyn_lookup(t, name);
+  return p && !is_self(p) ? p : nullptr;
+}
+
 }  // namespace pw::hooks

@@ -22,8 +22,6 @@
 // before it starts; a second call throws. It is sized lazily, at the first
 // at::launch, so that a user's own torch.set_num_interop_threads after the
 // import still works (and is kept).
-#include <dlfcn.h>
-#include <link.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -59,14 +57,6 @@ const char* const kName = "torch";
 // Set while torch's own init_num_threads runs under our hook: it tail-calls
 // at::set_num_threads, whose return address is then ours, not torch's.
 thread_local bool t_in_init __attribute__((tls_model("initial-exec"))) = false;
-
-// True if pc lies in the object that defines fn (torch calling itself).
-bool same_object(const void* pc, const void* fn) {
-  struct dl_find_object a, b;
-  if (_dl_find_object(const_cast<void*>(pc), &a) != 0) return false;
-  if (_dl_find_object(const_cast<void*>(fn), &b) != 0) return false;
-  return a.dlfo_link_map == b.dlfo_link_map;
-}
 
 // A forked child of the process where torch was initialised.
 bool forked_child() {
