@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "governor/pools_blas.h"
+#include "hooks/fail_open.h"
 #include "hooks/guard.h"
 #include "hooks/pools.h"
 #include "hooks/slots.h"
@@ -216,7 +217,7 @@ void blas_sweep(const char* trigger) {
   {
     Guard guard;
     if (!guard.entered()) return;
-    try {
+    fail_open("blas-sweep", [&] {
       for (const Found& f : loaded_pools()) {
         bool seen = false;
         for (uintptr_t b : s.seen) seen = seen || b == f.base;
@@ -224,9 +225,7 @@ void blas_sweep(const char* trigger) {
         s.seen.push_back(f.base);
         found.push_back(f);
       }
-    } catch (...) {
-      // Fail open: only running out of memory throws here; the host's call goes on as asked.
-    }
+    });
     s.adds.store(adds, std::memory_order_relaxed);
   }
   if (found.empty() || !rt::ensure_active()) {
@@ -243,20 +242,14 @@ void blas_sweep(const char* trigger) {
   // (libomp's binding is turned off there); a larger pool starts threads
   // that our pthread_create hook must pin.
   for (const Found& f : found) {
+    // The library is called outside fail_open: it is the host's code.
+    const int before = f.get();
     gov::BlasPoolDecision b;
-    try {
-      b = decide(f, trigger, f.get());
-    } catch (...) {
-      continue;
-    }
+    if (!fail_open("blas-decide", [&] { b = decide(f, trigger, before); })) continue;
     if (b.setting.changes() && b.setting.value > 0) f.set(b.setting.value);
     // Not the user's: it follows later plans (governor/pools_blas).
-    if (b.follows) {
-      try {
-        s.owned.push_back({f, b.before, b.setting.value});
-      } catch (...) {
-      }
-    }
+    if (b.follows)
+      fail_open("blas-follow", [&] { s.owned.push_back({f, b.before, b.setting.value}); });
   }
 }
 
@@ -287,7 +280,8 @@ int blas_user_set(const char* function, int n, const void* caller_pc, const void
   // The library calling itself: not the user.
   if (same_object(caller_pc, real)) return n;
   const uintptr_t base = object_base_of(real);
-  try {
+  int value = n;
+  fail_open("blas-user-set", [&] {
     const char* obj = object_name_of(caller_pc);
     const std::string who = std::string(function) + "(" + std::to_string(n) + ") from " +
                             (obj && *obj ? base_name(obj) : "the program");
@@ -314,11 +308,9 @@ int blas_user_set(const char* function, int n, const void* caller_pc, const void
     rt::pool_note(note);
     rt::framework_note(note.library, note.object + " thread pool (" + function + ")",
                        std::to_string(note.after), note.applied, note.why);
-    return d.value > 0 ? d.value : n;
-  } catch (...) {
-    // Fail open: only running out of memory throws here; the host's call goes on as asked.
-  }
-  return n;
+    value = d.value > 0 ? d.value : n;
+  });
+  return value;
 }
 
 }  // namespace pw::hooks

@@ -26,6 +26,7 @@
 #include "governor/pools.h"
 #include "graph/graph.h"
 #include "hooks/abi.h"
+#include "hooks/fail_open.h"
 #include "hooks/guard.h"
 #include "hooks/hook.h"
 #include "hooks/pools.h"
@@ -162,11 +163,10 @@ PW_HOOK(pwe_session*, pwe_session_new,
     // Released before the original runs: the session's own threads are governed.
     pw::hooks::Guard guard;
     if (guard.entered() && opts && model && size && pw::rt::selected() && pw::rt::ensure_active()) {
-      try {
+      // Fail open: the session is created with whatever options it has.
+      pw::hooks::fail_open("engine-session", [&] {
         pw::hooks::govern_session(model, size, opts, reinterpret_cast<const void*>(real));
-      } catch (...) {
-        // Fail open: the session is created with whatever options it has.
-      }
+      });
     }
   }
   return real(model, size, opts, err, errlen);

@@ -16,6 +16,7 @@
 #include "governor/pool_rebuild.h"
 #include "governor/pools_ort.h"
 #include "graph/graph.h"
+#include "hooks/fail_open.h"
 #include "hooks/guard.h"
 #include "hooks/pools.h"
 #include "runtime/api.h"
@@ -110,16 +111,14 @@ OrtPlanned ort_session_plan(const void* model, size_t size, bool is_path, const 
   OrtPlanned out;
   Guard guard;
   if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return out;
-  try {
+  const bool ok = fail_open("ort-session", [&] {
     // The session's pools keep the size they are created with: where the node
     // is shared, this process joins first, so the plan below is its share's.
     rt::fixed_pools_prepare();
     if (model && size > 0) plan_from_model(model, size, is_path);
     out = options_for_plan(u, api, true);
-  } catch (...) {
-    out = OrtPlanned{};
-  }
-  return out;
+  });
+  return ok ? out : OrtPlanned{};
 }
 
 OrtPlanned ort_session_replan(const OrtUserOptions& u, const OrtPlanned& made, double since_s,
@@ -128,7 +127,7 @@ OrtPlanned ort_session_replan(const OrtUserOptions& u, const OrtPlanned& made, d
   OrtPlanned out = made;
   Guard guard;
   if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return out;
-  try {
+  const bool ok = fail_open("ort-replan", [&] {
     const OrtPlanned want = options_for_plan(u, "Python", false);
     gov::RebuildInput in;
     in.now = gov::ort_session_pools(u, made);
@@ -137,8 +136,7 @@ OrtPlanned ort_session_replan(const OrtUserOptions& u, const OrtPlanned& made, d
     in.pinned_by_program = bound;
     const gov::RebuildDecision d = gov::pool_rebuild_decide(in);
     *verdict = d.verdict;
-    if (d.verdict == gov::RebuildVerdict::kHold || d.verdict == gov::RebuildVerdict::kSame)
-      return out;
+    if (d.verdict == gov::RebuildVerdict::kHold || d.verdict == gov::RebuildVerdict::kSame) return;
     static std::atomic<int> noted{0};
     if (noted.fetch_add(1) < 32) {
       const auto shape = [](const gov::SessionPools& s) {
@@ -150,8 +148,10 @@ OrtPlanned ort_session_replan(const OrtUserOptions& u, const OrtPlanned& made, d
                          d.verdict == gov::RebuildVerdict::kRebuild, d.why);
     }
     if (d.verdict == gov::RebuildVerdict::kRebuild) out = want;
-  } catch (...) {
+  });
+  if (!ok) {
     *verdict = gov::RebuildVerdict::kSame;
+    return made;
   }
   return out;
 }
@@ -159,12 +159,10 @@ OrtPlanned ort_session_replan(const OrtUserOptions& u, const OrtPlanned& made, d
 void ort_session_used(const std::string& what) {
   Guard guard;
   if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return;
-  try {
+  fail_open("ort-used", [&] {
     rt::framework_note(kName, "session thread pools used", what, true,
                        "ORT's own session options after creation, and the threads it started");
-  } catch (...) {
-    // Fail open: only running out of memory throws here; the host's call goes on as asked.
-  }
+  });
 }
 
 }  // namespace pw::hooks

@@ -12,6 +12,7 @@
 #include "governor/pin.h"
 #include "hooks/blas.h"
 #include "hooks/creator.h"
+#include "hooks/fail_open.h"
 #include "hooks/guard.h"
 #include "hooks/omp.h"
 #include "hooks/slots.h"
@@ -57,11 +58,7 @@ pthread_once_t g_pin_check_once = PTHREAD_ONCE_INIT;
 void pin_check_at_exit(void*) {
   Guard guard;
   if (!guard.entered()) return;
-  try {
-    rt::own_pin_check();
-  } catch (...) {
-    // Fail open: only running out of memory throws here; the host's call goes on as asked.
-  }
+  fail_open("pin-check", [&] { rt::own_pin_check(); });
 }
 
 void pin_check_arm() {
@@ -139,13 +136,11 @@ void* trampoline(void* p) {
       rec.pin_error = s->verdict.why;
       if (s->verdict.widen && !rt::process_cpus().empty()) pin_self(rt::process_cpus());
     }
-    try {
+    fail_open("trampoline", [&] {
       rec.creator = std::move(s->creator);
       rt::thread_record(rec);
       if (rec.pinned) rt::thread_catch_up(rec.tid, rec.generation);
-    } catch (...) {
-      // Fail open: only running out of memory throws here; the host's call goes on as asked.
-    }
+    });
     s->~Start();
     free(s);
   }
@@ -173,7 +168,7 @@ __attribute__((noinline)) Start* prepare(const pthread_attr_t* attr, void* (*sta
   void* mem = malloc(sizeof(Start));
   if (!mem) return nullptr;
   Start* s = nullptr;
-  try {
+  const bool ok = fail_open("thread-start", [&] {
     s = new (mem) Start{start, arg, {}, {}, false, {}};
     s->where = rt::thread_assign(rt::current_pool());
     gov::PinFacts facts;
@@ -185,18 +180,18 @@ __attribute__((noinline)) Start* prepare(const pthread_attr_t* attr, void* (*sta
     facts.creator_in_pool = rt::current_pool() >= 0;
     s->verdict = gov::pin_verdict(facts);
     s->creator = creator_of(caller);
-  } catch (...) {
+  });
+  if (!ok) {
     if (s) s->~Start();
     free(mem);
     return nullptr;
   }
-  try {
+  // On failure the thread pins itself once it runs.
+  fail_open("thread-attributes", [&] {
     std::vector<int> cpus;
     s->prepinned =
         s->verdict.pin && rt::cpus_for(s->where, &cpus) && attr_with_cpus(attr, cpus, own);
-  } catch (...) {
-    s->prepinned = false;
-  }
+  });
   return s;
 }
 

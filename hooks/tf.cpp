@@ -19,6 +19,7 @@
 #include "governor/graph_adoption.h"
 #include "governor/pools_tf.h"
 #include "graph/graph.h"
+#include "hooks/fail_open.h"
 #include "hooks/guard.h"
 #include "hooks/pools.h"
 #include "hooks/slots.h"
@@ -317,11 +318,7 @@ template <typename T>
 T* fresh_options(T* o) {
   Guard guard;
   if (o && guard.entered() && pw::rt::selected()) {
-    try {
-      pw::hooks::forget_options(o);
-    } catch (...) {
-      // Fail open: only running out of memory throws here; the host's call goes on as asked.
-    }
+    pw::hooks::fail_open("tf-options", [&] { pw::hooks::forget_options(o); });
   }
   return o;
 }
@@ -342,11 +339,8 @@ PW_HOOK(void, TF_SetConfig,
     // Inside TFE_ContextOptionsSetConfig (which calls this) the guard is held.
     Guard guard;
     if (guard.entered() && pw::rt::selected()) {
-      try {
-        pw::hooks::remember_session_config(options, proto, proto_len);
-      } catch (...) {
-        // Fail open: only running out of memory throws here; the host's call goes on as asked.
-      }
+      pw::hooks::fail_open("tf-set-config",
+                           [&] { pw::hooks::remember_session_config(options, proto, proto_len); });
     }
   }
   real(options, proto, proto_len, status);
@@ -363,12 +357,10 @@ PW_HOOK(TF_Session*, TF_NewSession,
   {
     Guard guard;
     if (guard.entered() && opts && pw::hooks::tf_active()) {
-      try {
+      pw::hooks::fail_open("tf-session", [&] {
         pw::hooks::plan_from_graph(graph, pc);
         pw::hooks::session_config_apply(const_cast<TF_SessionOptions*>(opts), "session", pc);
-      } catch (...) {
-        // Fail open: only running out of memory throws here; the host's call goes on as asked.
-      }
+      });
     }
   }
   // Not under the guard: the session's pools are created here and must be governed.
@@ -388,7 +380,7 @@ PW_HOOK(TF_Session*, TF_LoadSessionFromSavedModel,
   {
     Guard guard;
     if (guard.entered() && session_options && export_dir && pw::hooks::tf_active()) {
-      try {
+      pw::hooks::fail_open("tf-saved-model", [&] {
         // The graph is filled in by the load itself: read the SavedModel first.
         pw::graph::Graph g;
         std::string err;
@@ -396,9 +388,7 @@ PW_HOOK(TF_Session*, TF_LoadSessionFromSavedModel,
           pw::hooks::adopt_graph_of(&g, std::string("tensorflow SavedModel ") + export_dir);
         pw::hooks::session_config_apply(const_cast<TF_SessionOptions*>(session_options), "session",
                                         pc);
-      } catch (...) {
-        // Fail open: only running out of memory throws here; the host's call goes on as asked.
-      }
+      });
     }
   }
   return real(session_options, run_options, export_dir, tags, tags_len, graph, meta_graph_def,
@@ -422,7 +412,7 @@ PW_HOOK(void, TFE_ContextOptionsSetConfig,
   std::string combined;
   bool changed = false;
   if (guard.entered() && options && pw::hooks::tf_active()) {
-    try {
+    const bool ok = pw::hooks::fail_open("tfe-config", [&] {
       pw::hooks::eager_recall();
       const std::string extra = pw::hooks::config_extra(
           "eager context", pw::hooks::config_scan(proto, proto ? proto_len : 0));
@@ -432,9 +422,8 @@ PW_HOOK(void, TFE_ContextOptionsSetConfig,
         combined += extra;
         changed = true;
       }
-    } catch (...) {
-      changed = false;
-    }
+    });
+    changed = changed && ok;
   }
   if (changed) {
     real(options, combined.data(), combined.size(), status);
@@ -456,7 +445,7 @@ PW_HOOK(TFE_Context*, TFE_NewContext, (const TFE_ContextOptions* opts, TF_Status
   {
     Guard guard;
     if (guard.entered() && opts && pw::hooks::tf_active()) {
-      try {
+      pw::hooks::fail_open("tfe-new-context", [&] {
         // A program that never set a config: give the context ours alone.
         if (!pw::hooks::take_ctx_configured(opts)) {
           pw::hooks::eager_recall();
@@ -472,9 +461,7 @@ PW_HOOK(TFE_Context*, TFE_NewContext, (const TFE_ContextOptions* opts, TF_Status
             }
           }
         }
-      } catch (...) {
-        // Fail open: only running out of memory throws here; the host's call goes on as asked.
-      }
+      });
     }
   }
   // Not under the guard: the context's pools are created here.
@@ -496,11 +483,9 @@ PW_HOOK(void, TFE_ContextAddFunctionDef,
   Guard guard;
   if (guard.entered() && serialized_function_def && pw::hooks::tf_active() &&
       pw::hooks::status_code(status, pc) == 0) {
-    try {
+    pw::hooks::fail_open("tf-function-def", [&] {
       pw::hooks::function_read(serialized_function_def, size, "TFE_ContextAddFunctionDef");
-    } catch (...) {
-      // Fail open: only running out of memory throws here; the host's call goes on as asked.
-    }
+    });
   }
 }
 
@@ -516,11 +501,7 @@ PW_HOOK(void, TFE_ContextAddFunction,
   Guard guard;
   if (guard.entered() && function && pw::hooks::tf_active() &&
       pw::hooks::status_code(status, pc) == 0) {
-    try {
-      pw::hooks::function_read_c(function, pc);
-    } catch (...) {
-      // Fail open: only running out of memory throws here; the host's call goes on as asked.
-    }
+    pw::hooks::fail_open("tf-function", [&] { pw::hooks::function_read_c(function, pc); });
   }
 }
 
@@ -546,7 +527,7 @@ PW_HOOK(void, PW_TF_THREADPOOL,
     if (guard.entered() && pw::hooks::tf_active()) {
       active = true;
       pw::gov::TfPoolStart start;
-      try {
+      pw::hooks::fail_open("tf-thread-pool", [&] {
         const std::string n = *static_cast<const std::string*>(name);
         const pw::gov::TfPool pool = pw::gov::tf_pool_of(n);
         const pw::gov::PoolContext ctx = pw::hooks::pool_context();
@@ -568,9 +549,7 @@ PW_HOOK(void, PW_TF_THREADPOOL,
                                  std::to_string(num_threads), asked == num_threads, why);
           pw::rt::fixed_pool_made("tensorflow", n, num_threads);
         }
-      } catch (...) {
-        // Fail open: only running out of memory throws here; the host's call goes on as asked.
-      }
+      });
       saved_pool = pw::rt::current_pool();
       if (start.placement == pw::gov::WorkerPlacement::kDealt) pw::rt::current_pool_set(-1);
     }

@@ -33,6 +33,7 @@
 
 #include "governor/pools_torch.h"
 #include "hooks/blas.h"
+#include "hooks/fail_open.h"
 #include "hooks/guard.h"
 #include "hooks/pools.h"
 #include "hooks/slots.h"
@@ -96,7 +97,7 @@ void after_init(const void* caller_pc) {
     if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return;
     if (g_torch.defaults_done.exchange(true)) return;
     g_torch.pid.store(getpid(), std::memory_order_relaxed);
-    try {
+    const bool ok = fail_open("torch-init", [&] {
       const gov::PoolContext ctx = pool_context();
       const int want = ctx.threads;
       auto omp_max = PW_REAL_AT(omp_get_max_threads, caller_pc);
@@ -128,9 +129,8 @@ void after_init(const void* caller_pc) {
                 "torch's first init_num_threads" +
                 (env ? " (" + env_name + "=" + env + " replaced, PARWIDTH_OVERRIDE=1)" : ""));
       }
-    } catch (...) {
-      apply = 0;
-    }
+    });
+    if (!ok) apply = 0;
   }
   if (apply > 0) {
     auto set = PW_REAL_AT(_ZN2at15set_num_threadsEi, caller_pc);
@@ -175,7 +175,7 @@ int threads_for(int n, const void* caller_pc, const void* real) {
   // torch copying its value to a new thread
   if (t_in_init || same_object(caller_pc, real)) return n;
   int value = n;
-  try {
+  fail_open("torch-threads", [&] {
     const std::string setting = "intra-op threads (torch.set_num_threads)";
     // A forked child's count is not the parent's program's choice (not recorded).
     bool again = false;
@@ -185,9 +185,7 @@ int threads_for(int n, const void* caller_pc, const void* real) {
       again = g_torch.noted_threads.exchange(n) == n;
     }
     value = user_count_decide(setting, gov::PoolRole::kIntraOp, n, again);
-  } catch (...) {
-    // Fail open: only running out of memory throws here; the host's call goes on as asked.
-  }
+  });
   return value;
 }
 
@@ -199,14 +197,12 @@ int interop_for(int n, const void* caller_pc, const void* real) {
   if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return n;
   if (t_in_init || same_object(caller_pc, real)) return n;
   int value = n;
-  try {
+  fail_open("torch-interop-count", [&] {
     const std::string setting = "inter-op threads (torch.set_num_interop_threads)";
     // A forked child's count is not the parent's program's choice (not recorded).
     if (!forked_child()) g_torch.user_interop.store(n);
     value = user_count_decide(setting, gov::PoolRole::kInterOp, n, false);
-  } catch (...) {
-    // Fail open: only running out of memory throws here; the host's call goes on as asked.
-  }
+  });
   return value;
 }
 
@@ -218,7 +214,7 @@ void before_launch(const void* caller_pc) {
     Guard guard;
     if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return;
     if (g_torch.interop_done.exchange(true)) return;
-    try {
+    const bool ok = fail_open("torch-launch", [&] {
       const std::string setting = "inter-op pool size (at::set_num_interop_threads)";
       const gov::PoolContext ctx = pool_context();
       const int want = ctx.pools;
@@ -239,9 +235,8 @@ void before_launch(const void* caller_pc) {
                            "the plan's pools, set at the first at::launch (TorchScript "
                            "fork/wait), before the pool starts");
       }
-    } catch (...) {
-      apply = 0;
-    }
+    });
+    if (!ok) apply = 0;
   }
   if (apply <= 0) return;
   auto set = PW_REAL_AT(_ZN2at23set_num_interop_threadsEi, caller_pc);
