@@ -80,8 +80,9 @@ struct Word {
 
 constexpr Word<Mode> kModeWords[] = {
     {"off", Mode::kOff, true}, {"observe", Mode::kObserve, true}, {"govern", Mode::kGovern, true}};
-constexpr Word<Pin> kPinWords[] = {
-    {"none", Pin::kNone, true}, {"pool", Pin::kPool, true}, {"core", Pin::kCore, true}};
+constexpr Word<gov::PinMode> kPinWords[] = {{"none", gov::PinMode::kNone, true},
+                                            {"pool", gov::PinMode::kPool, true},
+                                            {"core", gov::PinMode::kCore, true}};
 constexpr Word<PapiMode> kPapiWords[] = {
     {"auto", PapiMode::kAuto, true}, {"on", PapiMode::kOn, true},
     {"off", PapiMode::kOff, true},   {"1", PapiMode::kOn, false},

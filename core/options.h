@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "governor/pin.h"
 #include "governor/plan_source.h"
 
 namespace pw::opt {
 
 enum class Mode { kOff, kObserve, kGovern };
-enum class Pin { kNone, kPool, kCore };
 enum class PapiMode { kOff, kAuto, kOn };
 
 struct Options {
@@ -24,7 +24,7 @@ struct Options {
   std::string input_shapes;  // "name=1x3x224x224,name2=8x16": graph input shapes for costs
   std::string cpus;
   bool smt = false;
-  Pin pin = Pin::kCore;
+  gov::PinMode pin = gov::PinMode::kCore;
   bool monitor = true;
   int monitor_ms = 100;
   std::string report;

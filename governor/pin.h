@@ -4,6 +4,10 @@
 
 namespace pw::gov {
 
+// PARWIDTH_PIN: a pool thread on one core of its pool (kCore), anywhere in its
+// pool's cores (kPool), or not pinned at all (kNone).
+enum class PinMode { kNone, kPool, kCore };
+
 struct PinFacts {
   bool governing = false;        // active, mode govern
   bool pin_off = false;          // PARWIDTH_PIN=none

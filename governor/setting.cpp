@@ -28,11 +28,6 @@ SettingDecision setting_decide(const SettingInput& in) {
   return d;
 }
 
-bool interop_default_kept(bool user_set, bool graph_known, bool pools_given,
-                          int plan_threads_total) {
-  return !user_set && !graph_known && !pools_given && plan_threads_total > 1;
-}
-
 const char* setting_verdict_text(SettingVerdict v) {
   switch (v) {
     case SettingVerdict::kApply:

@@ -46,17 +46,6 @@ struct SettingDecision {
 
 SettingDecision setting_decide(const SettingInput& in);
 
-// TensorFlow's inter-op pool, which a setting decision would size from the
-// plan's pools: without a model graph (and no PARWIDTH_POOLS) there is no
-// evidence about inter-op parallelism, and a 1-pool plan would serialise a
-// tf.function's parallel branches (measured 0.8x in eager mode), so
-// TensorFlow's own default stays unless the user set the value. A plan of one
-// thread in all (a share of one core's worth or less) is the exception: there
-// TensorFlow's default (the machine's cores) can only oversubscribe the
-// share. True: keep TensorFlow's default.
-bool interop_default_kept(bool user_set, bool graph_known, bool pools_given,
-                          int plan_threads_total);
-
 // A short phrase for the report ("set by the user; kept (PARWIDTH_OVERRIDE=1
 // replaces it)", ...).
 const char* setting_verdict_text(SettingVerdict v);

@@ -151,4 +151,16 @@ bool ThreadTable::find(long tid, ThreadRecord* out) const {
   return false;
 }
 
+bool assignment_cpus(const Plan& plan, const Assignment& a, std::vector<int>* cpus) {
+  if (a.pool < 0) return false;
+  if (a.cpu >= 0) {
+    cpus->assign(1, a.cpu);
+    return true;
+  }
+  if (a.pool >= static_cast<int>(plan.core_sets.size()) || plan.core_sets[a.pool].empty())
+    return false;
+  *cpus = plan.core_sets[a.pool];
+  return true;
+}
+
 }  // namespace pw::gov

@@ -15,11 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "governor/pin.h"
 #include "governor/plan.h"
 
 namespace pw::gov {
-
-enum class PinMode { kNone, kPool, kCore };
 
 struct Assignment {
   int pool = -1;            // -1: not governed (no plan)
@@ -37,6 +36,11 @@ struct ThreadRecord {
   bool ended = false;       // the thread has exited
   unsigned generation = 0;  // of the plan its pool and core were taken from
 };
+
+// The CPUs a thread with assignment `a` in `plan` is pinned to: its one CPU,
+// else its pool's core set. False when there is nothing to pin to (no pool,
+// or a pool the plan does not have).
+bool assignment_cpus(const Plan& plan, const Assignment& a, std::vector<int>* cpus);
 
 // The report lists at most this many ended threads (the first ones); the
 // others are counted. Live threads are all listed.

@@ -58,6 +58,13 @@ typedef struct pwe_session_options pwe_session_options;
 typedef struct pwe_session pwe_session;
 pwe_session* pwe_session_new(const void* model, size_t size, pwe_session_options* opts, char* err,
                              size_t errlen);
+// ... and the option functions it calls in the same library.
+int pwe_session_options_get_inter_op_threads(const pwe_session_options* o);
+int pwe_session_options_get_intra_op_threads(const pwe_session_options* o);
+void pwe_session_options_set_inter_op_threads(pwe_session_options* o, int n);
+void pwe_session_options_set_intra_op_threads(pwe_session_options* o, int n);
+int pwe_session_options_get_batch(const pwe_session_options* o);
+int pwe_session_options_get_image_size(const pwe_session_options* o);
 
 // TensorFlow's C API (tensorflow/c/c_api.h, c_api_experimental.h, eager/c_api.h),
 // opaque types only; and the tsl::thread::ThreadPool constructor that

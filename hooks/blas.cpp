@@ -5,23 +5,27 @@
 // Each library is known by a part of its file name and by the functions that
 // set and read its thread count; a wheel's renamed OpenBLAS (numpy's
 // libscipy_openblas64_) has the same functions under a prefix and suffix.
-// The libraries are looked up after a dl_iterate_phdr walk, never inside it:
-// dlopen/dlsym in its callback take the loader's locks in the opposite order
-// to a dlopen on another thread, and the two deadlock.
+// The libraries' functions are read from their own symbol tables inside a
+// dl_iterate_phdr walk (memory reads: hooks/real.cpp's object_defines), with
+// no loader call inside it: dlopen/dlsym/dladdr in its callback take the
+// loader's locks in the opposite order to a dlopen on another thread, and the
+// two deadlock. The libraries themselves are called after the walk.
 #include "hooks/blas.h"
 
-#include <dlfcn.h>
 #include <link.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
 
-#include "governor/setting.h"
+#include "governor/pools_blas.h"
+#include "hooks/fail_open.h"
 #include "hooks/guard.h"
+#include "hooks/pools.h"
 #include "hooks/slots.h"
 #include "runtime/api.h"
 
@@ -47,7 +51,7 @@ const Library kLibraries[] = {
      {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS", nullptr},
      0},
     // Debian's libblas.so.3 from OpenBLAS: a front whose calls land in
-    // libopenblas.so.0 (the dladdr check below keeps the one that defines them).
+    // libopenblas.so.0 (object_defines keeps the one that defines them).
     {"openblas",
      "libblas",
      {"openblas_set_num_threads", nullptr, nullptr, nullptr},
@@ -74,7 +78,7 @@ const Library kLibraries[] = {
 struct Found {
   const Library* lib;
   std::string object;  // file base name
-  ElfW(Addr) base;
+  uintptr_t base;      // its load address (object_base_of)
   void (*set)(int);
   int (*get)(void);
 };
@@ -83,11 +87,11 @@ struct Found {
 struct BlasState {
   std::mutex mu;                            // the sweep (one at a time)
   std::atomic<unsigned long long> adds{0};  // dlpi_adds at the last sweep
-  std::vector<ElfW(Addr)> seen;             // bases of objects already handled
+  std::vector<uintptr_t> seen;              // bases of objects already handled
   std::vector<Found> found;                 // the pools of those objects (under mu)
   // The user's own set calls, per defining object (base), through our hooks.
   std::mutex user_mu;
-  std::vector<std::pair<ElfW(Addr), std::string>> user_calls;
+  std::vector<std::pair<uintptr_t, std::string>> user_calls;
   // The pools parwidth sized (under mu), each with the size it had before:
   // they follow the plan when the node is divided again (blas_follow).
   struct Owned {
@@ -108,73 +112,54 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-unsigned long long loader_adds() {
-  unsigned long long adds = 0;
-  dl_iterate_phdr(
-      [](struct dl_phdr_info* info, size_t size, void* data) -> int {
-        if (size >= offsetof(struct dl_phdr_info, dlpi_subs))
-          *static_cast<unsigned long long*>(data) = info->dlpi_adds;
-        return 1;
-      },
-      &adds);
-  return adds;
-}
-
-ElfW(Addr) object_base(const void* fn) {
-  Dl_info di;
-  if (!fn || !dladdr(fn, &di)) return 0;
-  return reinterpret_cast<ElfW(Addr)>(di.dli_fbase);
-}
-
 // Every loaded object whose name marks it as a BLAS library and that itself
-// defines a known set/get pair.
+// defines a known set/get pair. Nothing is allocated inside the walk (it
+// holds the loader's lock): the objects are noted in a fixed table first.
 std::vector<Found> loaded_pools() {
-  struct Obj {
-    std::string path;
-    ElfW(Addr) base;
-  };
-  std::vector<Obj> objs;
+  struct Walk {
+    struct Seen {
+      const Library* lib;
+      char object[128];
+      uintptr_t base;
+      void* set;
+      void* get;
+    } seen[16];
+    int n = 0;
+  } w;
   dl_iterate_phdr(
       [](struct dl_phdr_info* info, size_t, void* data) -> int {
+        Walk* walk = static_cast<Walk*>(data);
         if (!info->dlpi_name || !*info->dlpi_name) return 0;
         const char* file = strrchr(info->dlpi_name, '/');
         file = file ? file + 1 : info->dlpi_name;
         for (const Library& l : kLibraries) {
-          if (strstr(file, l.file_part)) {
-            try {
-              static_cast<std::vector<Obj>*>(data)->push_back({info->dlpi_name, info->dlpi_addr});
-            } catch (...) {
-              // Fail open: only running out of memory throws here; the host's call goes on as
-              // asked.
-            }
+          if (!strstr(file, l.file_part)) continue;
+          for (int i = 0; i < 4 && l.set[i] && walk->n < 16; ++i) {
+            void* set = object_defines(info, l.set[i]);
+            void* get = object_defines(info, l.get[i]);
+            if (!set || !get) continue;
+            Walk::Seen& x = walk->seen[walk->n++];
+            x.lib = &l;
+            snprintf(x.object, sizeof x.object, "%s", file);
+            x.base = static_cast<uintptr_t>(info->dlpi_addr);
+            x.set = set;
+            x.get = get;
             break;
           }
         }
         return 0;
       },
-      &objs);
+      &w);
   std::vector<Found> out;
-  for (const Obj& o : objs) {
-    void* h = dlopen(o.path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-    if (!h) continue;
-    const std::string file = base_name(o.path);
-    for (const Library& l : kLibraries) {
-      if (file.find(l.file_part) == std::string::npos) continue;
-      for (int i = 0; i < 4 && l.set[i]; ++i) {
-        void* set = dlsym(h, l.set[i]);
-        void* get = dlsym(h, l.get[i]);
-        if (!set || !get || is_self(set) || object_base(set) != o.base) continue;
-        out.push_back({&l, file, o.base, reinterpret_cast<void (*)(int)>(set),
-                       reinterpret_cast<int (*)(void)>(get)});
-        break;
-      }
-    }
-    dlclose(h);
-  }
+  out.reserve(static_cast<size_t>(w.n));
+  for (int i = 0; i < w.n; ++i)
+    out.push_back({w.seen[i].lib, w.seen[i].object, w.seen[i].base,
+                   reinterpret_cast<void (*)(int)>(w.seen[i].set),
+                   reinterpret_cast<int (*)(void)>(w.seen[i].get)});
   return out;
 }
 
-std::string user_call_for(ElfW(Addr) base) {
+std::string user_call_for(uintptr_t base) {
   BlasState& s = state();
   std::lock_guard<std::mutex> lock(s.user_mu);
   for (const auto& c : s.user_calls)
@@ -183,7 +168,7 @@ std::string user_call_for(ElfW(Addr) base) {
 }
 
 // Decides for one pool and notes it; returns the decision (the caller applies it).
-gov::SettingDecision decide(const Found& f, const char* trigger, int before) {
+gov::BlasPoolDecision decide(const Found& f, const char* trigger, int before) {
   std::string who;
   for (int i = 0; i < 4 && f.lib->env[i]; ++i) {
     const char* v = getenv(f.lib->env[i]);
@@ -194,24 +179,28 @@ gov::SettingDecision decide(const Found& f, const char* trigger, int before) {
   }
   const std::string call = user_call_for(f.base);
   if (!call.empty()) who = call;  // the later, more specific choice
-  const int current = before > 0 ? before : f.lib->unset;
-  const gov::SettingDecision d =
-      rt::setting_decide(rt::plan().threads, current, !who.empty(), gov::SettingKind::kCap);
+  const gov::PoolContext ctx = pool_context();
+  gov::BlasPoolFacts facts;
+  facts.count = before;
+  facts.unset = f.lib->unset;
+  facts.user_set = !who.empty();
+  const gov::BlasPoolDecision b = gov::blas_pool_decide(ctx, facts);
+  const gov::SettingDecision& d = b.setting;
   rt::PoolNote n;
   n.library = f.lib->name;
   n.object = f.object;
-  n.before = current > 0 ? current : -1;
+  n.before = b.before > 0 ? b.before : -1;
   n.after = d.value > 0 ? d.value : -1;
   n.set_by = d.changes() ? "parwidth" : who.empty() ? "library default" : "user: " + who;
   n.applied = d.changes();
   n.why = std::string(gov::setting_verdict_text(d.verdict)) + "; plan threads per pool " +
-          std::to_string(rt::plan().threads) +
+          std::to_string(ctx.threads) +
           (who.empty() || d.verdict == gov::SettingVerdict::kKeep ? "" : " (was " + who + ")") +
           "; found " + trigger;
   rt::pool_note(n);
   rt::framework_note(n.library, n.object + " thread pool", std::to_string(n.after), n.applied,
                      n.why);
-  return d;
+  return b;
 }
 
 }  // namespace
@@ -221,7 +210,7 @@ void blas_sweep(const char* trigger) {
   // Python script) must not activate just because it was swept.
   if (!rt::selected()) return;
   BlasState& s = state();
-  const unsigned long long adds = loader_adds();
+  const unsigned long long adds = load_count().adds;
   if (adds != 0 && adds == s.adds.load(std::memory_order_relaxed)) return;
   std::unique_lock<std::mutex> lock(s.mu, std::try_to_lock);
   if (!lock.owns_lock()) return;  // another thread sweeps now
@@ -229,18 +218,16 @@ void blas_sweep(const char* trigger) {
   {
     Guard guard;
     if (!guard.entered()) return;
-    try {
+    fail_open("blas-sweep", [&] {
       for (const Found& f : loaded_pools()) {
         bool seen = false;
-        for (ElfW(Addr) b : s.seen) seen = seen || b == f.base;
+        for (uintptr_t b : s.seen) seen = seen || b == f.base;
         if (seen) continue;
         s.seen.push_back(f.base);
         s.found.push_back(f);
         found.push_back(f);
       }
-    } catch (...) {
-      // Fail open: only running out of memory throws here; the host's call goes on as asked.
-    }
+    });
     s.adds.store(adds, std::memory_order_relaxed);
   }
   if (found.empty() || !rt::ensure_active()) {
@@ -260,23 +247,14 @@ void blas_sweep(const char* trigger) {
   // (libomp's binding is turned off there); a larger pool starts threads
   // that our pthread_create hook must pin.
   for (const Found& f : found) {
-    gov::SettingDecision d;
-    int before = 0;
-    try {
-      before = f.get();
-      d = decide(f, trigger, before);
-    } catch (...) {
-      continue;
-    }
-    if (d.changes() && d.value > 0) f.set(d.value);
-    // Sized by parwidth, or left at the library's default within the cap:
-    // either way not the user's, so it follows later plans.
-    if (d.changes() || d.verdict == gov::SettingVerdict::kBelow) {
-      try {
-        s.owned.push_back({f, before > 0 ? before : f.lib->unset, d.value});
-      } catch (...) {
-      }
-    }
+    // The library is called outside fail_open: it is the host's code.
+    const int before = f.get();
+    gov::BlasPoolDecision b;
+    if (!fail_open("blas-decide", [&] { b = decide(f, trigger, before); })) continue;
+    if (b.setting.changes() && b.setting.value > 0) f.set(b.setting.value);
+    // Not the user's: it follows later plans (governor/pools_blas).
+    if (b.follows)
+      fail_open("blas-follow", [&] { s.owned.push_back({f, b.before, b.setting.value}); });
   }
 }
 
@@ -287,7 +265,7 @@ void blas_follow(int threads) {
   if (!lock.owns_lock()) return;  // a sweep runs: it caps at the plan in force
   for (BlasState::Owned& o : s.owned) {
     // Never above the library's own size: parwidth only caps.
-    const int want = o.before > 0 && o.before < threads ? o.before : threads;
+    const int want = gov::blas_follow_size(threads, o.before);
     if (want == o.set) continue;
     o.pool.set(want);
     if (s.follow_notes++ < 32)
@@ -322,10 +300,11 @@ int blas_user_set(const char* function, int n, const void* caller_pc, const void
   if (n <= 0 || !real) return n;
   Guard guard;
   if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return n;
-  const ElfW(Addr) base = object_base(real);
-  // The library calling itself, or torch passing its count on: not the user.
-  if (object_base(caller_pc) == base) return n;
-  try {
+  // The library calling itself: not the user.
+  if (same_object(caller_pc, real)) return n;
+  const uintptr_t base = object_base_of(real);
+  int value = n;
+  fail_open("blas-user-set", [&] {
     const char* obj = object_name_of(caller_pc);
     const std::string who = std::string(function) + "(" + std::to_string(n) + ") from " +
                             (obj && *obj ? base_name(obj) : "the program");
@@ -337,14 +316,13 @@ int blas_user_set(const char* function, int n, const void* caller_pc, const void
         if (c.first == base) c.second = who, found = true;
       if (!found) s.user_calls.push_back({base, who});
     }
-    const gov::SettingDecision d =
-        rt::setting_decide(rt::plan().threads, n, true, gov::SettingKind::kCap);
-    Dl_info di;
+    const gov::SettingDecision d = gov::blas_call_decide(pool_context(), n);
     rt::PoolNote note;
     note.library = strstr(function, "MKL") || strstr(function, "mkl") ? "mkl"
                    : strstr(function, "bli")                          ? "blis"
                                                                       : "openblas";
-    note.object = dladdr(real, &di) && di.dli_fname ? base_name(di.dli_fname) : "";
+    const char* defining = object_name_of(real);
+    note.object = defining ? base_name(defining) : "";
     note.before = -1;  // the library's count before the call is not read here
     note.after = d.value > 0 ? d.value : n;
     note.set_by = d.changes() ? "parwidth" : "user: " + who;
@@ -353,11 +331,9 @@ int blas_user_set(const char* function, int n, const void* caller_pc, const void
     rt::pool_note(note);
     rt::framework_note(note.library, note.object + " thread pool (" + function + ")",
                        std::to_string(note.after), note.applied, note.why);
-    return d.value > 0 ? d.value : n;
-  } catch (...) {
-    // Fail open: only running out of memory throws here; the host's call goes on as asked.
-  }
-  return n;
+    value = d.value > 0 ? d.value : n;
+  });
+  return value;
 }
 
 }  // namespace pw::hooks

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "hooks/fail_open.h"
 #include "hooks/real.h"
 
 namespace pw::hooks {
@@ -51,14 +52,13 @@ std::string creator_of(const void* caller_pc) {
         if (ip == 0) return _URC_END_OF_STACK;
         const void* pc = reinterpret_cast<const void*>(ip - 1);
         if (is_self(pc)) return _URC_NO_REASON;
-        try {
+        bool wrapper = false;
+        fail_open("thread-creator", [&] {
           std::string l = short_name(object_name_of(pc), walk->program);
-          if (is_wrapper(l)) return _URC_NO_REASON;
-          walk->found = std::move(l);
-        } catch (...) {
-          // Fail open: only running out of memory throws here; the host's call goes on as asked.
-        }
-        return _URC_END_OF_STACK;
+          wrapper = is_wrapper(l);
+          if (!wrapper) walk->found = std::move(l);
+        });
+        return wrapper ? _URC_NO_REASON : _URC_END_OF_STACK;
       },
       &w);
   if (!w.found.empty()) return who + " from " + w.found;

@@ -18,18 +18,18 @@
 //      threads per pool), leaving alone every option the user set explicitly unless
 //      PARWIDTH_OVERRIDE=1, and note each decision with rt::framework_note so the
 //      report's frameworks list says what was applied or kept and why.
-// The option setters are found in the object that defines the original (dladdr +
-// dlopen(RTLD_NOLOAD)), so a library loaded RTLD_LOCAL works too.
-#include <dlfcn.h>
-
+// The option functions are call_list.h entries, looked up from the object that
+// defines the original, so a library loaded RTLD_LOCAL works too.
 #include <string>
 
 #include "governor/graph_adoption.h"
-#include "governor/setting.h"
+#include "governor/pools.h"
 #include "graph/graph.h"
 #include "hooks/abi.h"
+#include "hooks/fail_open.h"
 #include "hooks/guard.h"
 #include "hooks/hook.h"
+#include "hooks/pools.h"
 #include "hooks/slots.h"
 #include "runtime/api.h"
 
@@ -46,30 +46,31 @@ struct OptionApi {
   GetFn get_batch = nullptr, get_image_size = nullptr;
 };
 
-// The option functions of the library that defines `real` (its own copy, never another).
+// The option functions, as the library that defines `real` reaches them:
+// its own, where it defines them.
 bool option_api_of(const void* real, OptionApi* api) {
-  Dl_info info;
-  if (!dladdr(real, &info) || !info.dli_fname) return false;
-  void* h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-  if (!h) h = dlopen(nullptr, RTLD_LAZY);  // the engine linked into the main program
-  if (!h) return false;
-  api->get_inter = reinterpret_cast<GetFn>(dlsym(h, "pwe_session_options_get_inter_op_threads"));
-  api->get_intra = reinterpret_cast<GetFn>(dlsym(h, "pwe_session_options_get_intra_op_threads"));
-  api->set_inter = reinterpret_cast<SetFn>(dlsym(h, "pwe_session_options_set_inter_op_threads"));
-  api->set_intra = reinterpret_cast<SetFn>(dlsym(h, "pwe_session_options_set_intra_op_threads"));
-  api->get_batch = reinterpret_cast<GetFn>(dlsym(h, "pwe_session_options_get_batch"));
-  api->get_image_size = reinterpret_cast<GetFn>(dlsym(h, "pwe_session_options_get_image_size"));
-  dlclose(h);  // RTLD_NOLOAD took a reference; the library stays loaded by its user
+  api->get_inter = PW_REAL_AT(pwe_session_options_get_inter_op_threads, real);
+  api->get_intra = PW_REAL_AT(pwe_session_options_get_intra_op_threads, real);
+  api->set_inter = PW_REAL_AT(pwe_session_options_set_inter_op_threads, real);
+  api->set_intra = PW_REAL_AT(pwe_session_options_set_intra_op_threads, real);
+  api->get_batch = PW_REAL_AT(pwe_session_options_get_batch, real);
+  api->get_image_size = PW_REAL_AT(pwe_session_options_get_image_size, real);
   return api->get_inter && api->get_intra && api->set_inter && api->set_intra;
 }
 
-// Step 4 for one option: governor/setting decides (the plan's value unless the
+// Step 4 for one option: governor/pools decides (the plan's value unless the
 // user chose one, PARWIDTH_OVERRIDE=1, observe mode); this only applies and notes it.
-void option_apply(pwe_session_options* o, const char* setting, GetFn get, SetFn set, int want,
-                  const char* why) {
+void option_apply(pwe_session_options* o, const char* setting, GetFn get, SetFn set,
+                  gov::PoolRole role, const char* why) {
+  const gov::PoolContext ctx = pool_context();
+  const int want = gov::pool_plan_value(ctx, role);
   const int current = get(o);
   const bool user_set = current > 0;
-  const gov::SettingDecision d = rt::setting_decide(want, current, user_set);
+  gov::PoolKnob knob;
+  knob.role = role;
+  knob.current = current;
+  knob.user_set = user_set;
+  const gov::SettingDecision d = gov::pool_knob_decide(ctx, knob);
   if (d.verdict == gov::SettingVerdict::kNoPlan) return;
   if (d.changes()) set(o, d.value);
   rt::framework_note(
@@ -140,10 +141,9 @@ void govern_session(const void* model, size_t size, pwe_session_options* opts, c
                        true, "plan adopted from the session's graph");
   }
   // Step 4: the framework's own knobs.
-  const gov::Plan& p = rt::plan();
-  option_apply(opts, "inter_op_threads", api.get_inter, api.set_inter, p.pools,
+  option_apply(opts, "inter_op_threads", api.get_inter, api.set_inter, gov::PoolRole::kInterOp,
                "plan: one inter-op worker per pool");
-  option_apply(opts, "intra_op_threads", api.get_intra, api.set_intra, p.threads,
+  option_apply(opts, "intra_op_threads", api.get_intra, api.set_intra, gov::PoolRole::kIntraOp,
                "plan: threads per pool");
 }
 
@@ -163,11 +163,10 @@ PW_HOOK(pwe_session*, pwe_session_new,
     // Released before the original runs: the session's own threads are governed.
     pw::hooks::Guard guard;
     if (guard.entered() && opts && model && size && pw::rt::selected() && pw::rt::ensure_active()) {
-      try {
+      // Fail open: the session is created with whatever options it has.
+      pw::hooks::fail_open("engine-session", [&] {
         pw::hooks::govern_session(model, size, opts, reinterpret_cast<const void*>(real));
-      } catch (...) {
-        // Fail open: the session is created with whatever options it has.
-      }
+      });
     }
   }
   return real(model, size, opts, err, errlen);

@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "hooks/fail_open.h"
 #include "hooks/guard.h"
 #include "hooks/slots.h"
 #include "runtime/api.h"
@@ -52,11 +53,7 @@ PW_HOOK(void, _exit, (int status)) {
     pw::hooks::Guard guard;
     if (guard.entered() && pw::rt::selected() && pw::rt::own_pid() == getpid() &&
         !maybe_in_signal_handler()) {
-      try {
-        pw::rt::on_exit();
-      } catch (...) {
-        // Fail open: the host's exit status is its own, report or not.
-      }
+      pw::hooks::fail_open("exit-report", [&] { pw::rt::on_exit(); });
     }
   }
   if (real) real(status);

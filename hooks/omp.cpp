@@ -16,9 +16,11 @@
 #include <cstring>
 #include <string>
 
-#include "governor/setting.h"
+#include "governor/pin.h"
+#include "governor/pools_omp.h"
 #include "hooks/guard.h"
 #include "hooks/imports.h"
+#include "hooks/pools.h"
 #include "hooks/slots.h"
 #include "runtime/api.h"
 #include "topology/affinity.h"
@@ -31,12 +33,10 @@ namespace {
 thread_local unsigned t_applied_gen __attribute__((tls_model("initial-exec"))) = 0;
 thread_local bool t_user_set __attribute__((tls_model("initial-exec"))) = false;
 
-// Whether libomp's own binding is to be turned off (decided at activation).
-std::atomic<bool> g_libomp_binding_off{false};
-// Whose binding the OpenMP runtimes' own threads follow: the user chose one
-// (a binding variable), or libomp keeps its own (the program reads thread
-// affinity through the OpenMP API). parwidth then does not pin those threads.
-std::atomic<bool> g_user_binding{false};
+// Whose binding the OpenMP runtimes' threads follow (governor/pools_omp,
+// decided at activation), and whether libomp keeps its own (decided then, or
+// at its first sight).
+std::atomic<gov::OmpBinding> g_binding{gov::OmpBinding::kNone};
 std::atomic<bool> g_libomp_own_binding{false};
 // kmp_set_defaults of each libomp runtime already told (a process may carry a
 // system libomp and a wheel's private copy).
@@ -194,7 +194,14 @@ bool libomp_disable(void* fn, OmpVendor vendor, const void* caller_pc) {
 // pinned, libomp is initialised here with the thread's mask widened to the
 // process's set for the moment (as it would be without us), then put back.
 void libomp_init_wide(const void* caller_pc) {
-  if (rt::current_pool() < 0 || rt::process_cpus().empty()) return;
+  // governor/pin's widening, for the thread that initialises the runtime.
+  const gov::PoolContext c = pool_context();
+  gov::PinFacts f;
+  f.governing = c.governing;
+  f.pin_off = c.pin_off;
+  f.runtime_binding = true;
+  f.creator_in_pool = rt::current_pool() >= 0;
+  if (!gov::pin_verdict(f).widen || rt::process_cpus().empty()) return;
   auto procs = PW_REAL_AT(omp_get_num_procs, caller_pc);
   if (!procs) return;
   std::vector<int> mine;
@@ -208,18 +215,19 @@ void libomp_init_wide(const void* caller_pc) {
 // own binding off — unless the user chose a binding, or the program reads
 // affinity through the OpenMP API, which needs libomp's binding on.
 void libomp_first_sight(const void* caller_pc, bool at_fork) {
-  if (!rt::governing() || rt::pin_mode() == opt::Pin::kNone) return;
+  const gov::OmpBinding binding = g_binding.load(std::memory_order_relaxed);
+  if (binding == gov::OmpBinding::kNone) return;
   void* fn = reinterpret_cast<void*>(PW_REAL_AT(kmp_set_defaults, caller_pc));
   if (!fn) return;  // not libomp: libgomp binds nothing unless asked
   for (std::atomic<void*>& slot : g_libomp_told)
     if (slot.load(std::memory_order_acquire) == fn) return;
+  // The objects' imports are read only where the answer can matter.
   const char* api = nullptr;
-  const bool off =
-      g_libomp_binding_off.load(std::memory_order_relaxed) &&
-      !any_object_imports(kAffinityApi, sizeof kAffinityApi / sizeof *kAffinityApi, &api);
-  // Outside a fork (at activation) there is only something to do when the
-  // binding goes off; otherwise the first fork initialises libomp.
-  if (!at_fork && !off) return;
+  const bool reads_api =
+      binding == gov::OmpBinding::kOff &&
+      any_object_imports(kAffinityApi, sizeof kAffinityApi / sizeof *kAffinityApi, &api);
+  const gov::LibompStep step = gov::libomp_first_sight(binding, reads_api, at_fork);
+  if (step == gov::LibompStep::kNothing) return;
   for (std::atomic<void*>& slot : g_libomp_told) {
     void* seen = slot.load(std::memory_order_acquire);
     if (seen == fn) return;
@@ -227,7 +235,7 @@ void libomp_first_sight(const void* caller_pc, bool at_fork) {
       if (seen == fn) return;
       continue;
     }
-    if (off) {
+    if (step == gov::LibompStep::kTurnOff) {
       const OmpVendor vendor = omp_vendor_of(fn);
       const char* name = vendor == OmpVendor::kIntel ? "libiomp5" : "libomp";
       if (libomp_disable(fn, vendor, caller_pc)) {
@@ -243,7 +251,7 @@ void libomp_first_sight(const void* caller_pc, bool at_fork) {
       }
       return;
     }
-    if (api) {
+    if (step == gov::LibompStep::kKeepOwn) {
       g_libomp_own_binding.store(true, std::memory_order_relaxed);
       rt::framework_note("libomp", "KMP_AFFINITY", "libomp's default", false,
                          std::string("the program reads thread affinity (") + api +
@@ -261,13 +269,18 @@ bool inside_region(const void* caller_pc) {
   return level && level() > 0;
 }
 
-// An OpenMP runtime's own object, by file name (a wheel's copy included).
-bool is_omp_runtime(const char* path, bool libomp_only) {
-  if (!path) return false;
-  const char* base = strrchr(path, '/');
-  base = base ? base + 1 : path;
-  if (!strncmp(base, "libomp", 6) || !strncmp(base, "libiomp", 7)) return true;
-  return !libomp_only && !strncmp(base, "libgomp", 7);
+// Whether one of `vars` is set to a non-empty value; the first one and its value.
+template <size_t N>
+bool first_set(const char* const (&vars)[N], const char** var, const char** value) {
+  for (const char* v : vars) {
+    const char* val = getenv(v);
+    if (val && *val) {
+      *var = v;
+      *value = val;
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -282,8 +295,11 @@ void omp_before_region(const void* caller_pc) {
   // master handed down: the master's cap, or what the user set on it.
   if (inside_region(caller_pc)) return;
   t_applied_gen = gen;
-  // The cap, unless the program set this thread's count (governor/setting).
-  const gov::SettingDecision d = rt::setting_decide(rt::omp_cap(), 0, t_user_set);
+  // The cap, unless the program set this thread's count.
+  gov::PoolKnob team;
+  team.role = gov::PoolRole::kOmpTeam;
+  team.user_set = t_user_set;
+  const gov::SettingDecision d = gov::pool_knob_decide(pool_context(), team);
   if (!d.changes()) return;
   // The runtime the caller uses (a wheel may bundle its own libgomp).
   auto set = PW_REAL_AT(omp_set_num_threads, caller_pc);
@@ -291,41 +307,43 @@ void omp_before_region(const void* caller_pc) {
 }
 
 bool omp_thread_left_to_runtime(const void* caller_pc, const char** why) {
-  const bool user = g_user_binding.load(std::memory_order_relaxed);
-  const bool own = g_libomp_own_binding.load(std::memory_order_relaxed);
-  if (!user && !own) return false;
-  if (!is_omp_runtime(object_name_of(caller_pc), !user)) return false;
-  *why = user ? "the user chose the OpenMP binding; the runtime's threads are left to it"
-              : "libomp keeps its own binding (the program reads thread affinity)";
-  return true;
+  const gov::OmpThreadLeft t =
+      gov::omp_thread_left(g_binding.load(std::memory_order_relaxed),
+                           g_libomp_own_binding.load(std::memory_order_relaxed),
+                           gov::omp_runtime_of(object_name_of(caller_pc)));
+  if (t.left) *why = t.why;
+  return t.left;
 }
 
 void omp_on_activate() {
-  if (!rt::governing() || rt::pin_mode() == opt::Pin::kNone) return;
-  for (const char* v : {"KMP_AFFINITY", "OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY"}) {
-    const char* val = getenv(v);
-    if (val && *val) {
-      g_user_binding.store(true, std::memory_order_relaxed);
-      rt::framework_note("openmp", v, val, false,
+  const char* bind_var = "";
+  const char* bind_value = "";
+  const char* display_var = "";
+  const char* display_value = "";
+  const bool user_binding = first_set(gov::kOmpBindingVars, &bind_var, &bind_value);
+  const bool display = first_set(gov::kOmpDisplayVars, &display_var, &display_value);
+  const gov::OmpBinding binding = gov::omp_binding_decide(pool_context(), user_binding, display);
+  g_binding.store(binding, std::memory_order_relaxed);
+  switch (binding) {
+    case gov::OmpBinding::kNone:
+      return;
+    case gov::OmpBinding::kUser:
+      rt::framework_note("openmp", bind_var, bind_value, false,
                          "thread binding chosen by the user; kept (the OpenMP runtimes' threads "
                          "are not pinned by parwidth)");
       return;
-    }
-  }
-  for (const char* v : {"OMP_DISPLAY_AFFINITY", "OMP_AFFINITY_FORMAT"}) {
-    const char* val = getenv(v);
-    if (val && *val) {
+    case gov::OmpBinding::kLibompOwn:
       g_libomp_own_binding.store(true, std::memory_order_relaxed);
       rt::framework_note("libomp", "KMP_AFFINITY", "libomp's default", false,
-                         std::string(v) +
+                         std::string(display_var) +
                              " is set: libomp keeps its own binding and its "
                              "threads are not pinned");
       return;
-    }
+    case gov::OmpBinding::kOff:
+      // A libomp linked into the program: before any thread of it can run a region.
+      libomp_first_sight(reinterpret_cast<const void*>(&omp_on_activate), false);
+      return;
   }
-  g_libomp_binding_off.store(true, std::memory_order_relaxed);
-  // A libomp linked into the program: before any thread of it can run a region.
-  libomp_first_sight(reinterpret_cast<const void*>(&omp_on_activate), false);
 }
 
 }  // namespace pw::hooks
@@ -338,13 +356,21 @@ PW_HOOK(void, omp_set_num_threads, (int n)) {
     PW_MISSING(omp_set_num_threads);
     return;
   }
-  if (pw::rt::selected() && pw::rt::ensure_active()) {
-    bool user = true;
-    pw::hooks::framework_sets_omp_threads(__builtin_return_address(0), &user);
-    pw::hooks::t_user_set = user;
-    // The program's own count, unless PARWIDTH_OVERRIDE=1 lowers it to the cap.
-    n = pw::rt::setting_decide(pw::rt::omp_cap(), n, true, pw::gov::SettingKind::kCeiling).value;
-    pw::hooks::t_applied_gen = pw::rt::omp_generation();
+  {
+    pw::hooks::Guard guard;
+    if (guard.entered() && pw::rt::selected() && pw::rt::ensure_active()) {
+      bool user = true;
+      pw::hooks::framework_sets_omp_threads(__builtin_return_address(0), &user);
+      pw::hooks::t_user_set = user;
+      // The program's own count, unless PARWIDTH_OVERRIDE=1 lowers it to the cap.
+      pw::gov::PoolKnob team;
+      team.role = pw::gov::PoolRole::kOmpTeam;
+      team.kind = pw::gov::SettingKind::kCeiling;
+      team.current = n;
+      team.user_set = true;
+      n = pw::gov::pool_knob_decide(pw::hooks::pool_context(), team).value;
+      pw::hooks::t_applied_gen = pw::rt::omp_generation();
+    }
   }
   real(n);
 }

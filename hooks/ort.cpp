@@ -14,9 +14,11 @@
 #include "core/planning.h"
 #include "governor/graph_adoption.h"
 #include "governor/pool_rebuild.h"
-#include "governor/setting.h"
+#include "governor/pools_ort.h"
 #include "graph/graph.h"
+#include "hooks/fail_open.h"
 #include "hooks/guard.h"
+#include "hooks/pools.h"
 #include "runtime/api.h"
 
 namespace pw::hooks {
@@ -65,63 +67,41 @@ void plan_from_model(const void* model, size_t size, bool is_path) {
                          std::to_string(p.threads) + " threads (" + p.source + ")");
 }
 
-// `shown` is the program's value as the report shows it; `ours` the plan's.
-// Without `notes`, the decision only (a session asked whether it is still right).
-gov::SettingDecision decide(bool notes, const std::string& setting, int plan, int current,
-                            bool user_set, const std::string& shown, const std::string& reason,
-                            const std::string& ours = "") {
-  const gov::SettingDecision d = rt::setting_decide(plan, current, user_set);
-  if (notes && d.verdict != gov::SettingVerdict::kNoPlan)
-    rt::framework_note(kName, setting,
-                       d.changes() ? (ours.empty() ? std::to_string(d.value) : ours) : shown,
-                       d.changes(),
-                       std::string(gov::setting_verdict_text(d.verdict)) +
-                           (user_set ? " (the program set " + shown + ")" : "") + "; " + reason);
-  return d;
+// One option's decision for the report: `shown` is the program's value as
+// the report shows it, `ours` the plan's where it is not the decided count.
+void option_note(const gov::OrtOptionDecision& o, const std::string& setting,
+                 const std::string& shown, const std::string& reason,
+                 const std::string& ours = "") {
+  const gov::SettingDecision& d = o.setting;
+  if (!o.asked || d.verdict == gov::SettingVerdict::kNoPlan) return;
+  rt::framework_note(kName, setting,
+                     d.changes() ? (ours.empty() ? std::to_string(d.value) : ours) : shown,
+                     d.changes(),
+                     std::string(gov::setting_verdict_text(d.verdict)) +
+                         (o.user_set ? " (the program set " + shown + ")" : "") + "; " + reason);
 }
 
 // The session options that the plan in force gives a session with the
-// program's options `u`.
+// program's options `u`; with `notes`, each decision is noted for the report.
 OrtPlanned options_for_plan(const OrtUserOptions& u, const char* api, bool notes) {
-  OrtPlanned out;
   // The session's pools are made once: while fewer governed processes than
   // expected are on the node, for the share this one will have then.
   std::string expected;
   const gov::Plan p = rt::fixed_pools_plan(&expected);
+  const gov::OrtSessionDecision d = gov::ort_session_decide(pool_context(p), u, rt::node_shared());
+  if (!notes) return d.set;
   const std::string ahead = expected.empty() ? std::string() : "; " + expected;
   const std::string via = std::string(" (") + api + ")";
-  gov::SettingDecision d =
-      decide(notes, "session intra_op_num_threads" + via, p.threads, u.intra, u.intra > 0,
-             std::to_string(u.intra), "plan threads per pool " + std::to_string(p.threads) + ahead);
-  if (d.changes()) out.intra = d.value;
-  if (p.pools > 1) {
-    d = decide(notes, "session execution_mode" + via, 1, u.parallel ? 1 : 0, u.parallel,
-               u.parallel ? "ORT_PARALLEL" : "ORT_SEQUENTIAL",
-               "the plan has " + std::to_string(p.pools) + " pools", "ORT_PARALLEL");
-    if (d.changes() || (d.verdict == gov::SettingVerdict::kKeep && u.parallel)) {
-      if (d.changes()) out.parallel = 1;
-      d = decide(notes, "session inter_op_num_threads" + via, p.pools, u.inter, u.inter > 0,
-                 std::to_string(u.inter), "plan pools " + std::to_string(p.pools));
-      if (d.changes()) out.inter = d.value;
-    }
-  }
-  if (rt::node_shared()) {
-    d = decide(notes, "session allow_spinning (intra_op, inter_op)" + via, 1, u.spin, u.spin >= 0,
-               std::to_string(u.spin),
-               "other governed processes share this node: idle workers must not spin", "0");
-    if (d.changes()) out.spin = 0;
-  }
-  return out;
-}
-
-// What a session made with `u` and `planned` on top has, as ORT takes it.
-gov::SessionPools pools_of(const OrtUserOptions& u, const OrtPlanned& planned) {
-  gov::SessionPools s;
-  s.intra = planned.intra >= 0 ? planned.intra : (u.intra > 0 ? u.intra : -1);
-  s.inter = planned.inter >= 0 ? planned.inter : (u.inter > 0 ? u.inter : -1);
-  s.parallel = planned.parallel >= 0 ? planned.parallel : (u.parallel ? 1 : -1);
-  s.spin = planned.spin >= 0 ? planned.spin : u.spin;
-  return s;
+  option_note(d.intra, "session intra_op_num_threads" + via, std::to_string(u.intra),
+              "plan threads per pool " + std::to_string(p.threads) + ahead);
+  option_note(d.mode, "session execution_mode" + via,
+              u.parallel ? "ORT_PARALLEL" : "ORT_SEQUENTIAL",
+              "the plan has " + std::to_string(p.pools) + " pools", "ORT_PARALLEL");
+  option_note(d.inter, "session inter_op_num_threads" + via, std::to_string(u.inter),
+              "plan pools " + std::to_string(p.pools));
+  option_note(d.spin, "session allow_spinning (intra_op, inter_op)" + via, std::to_string(u.spin),
+              "other governed processes share this node: idle workers must not spin", "0");
+  return d.set;
 }
 
 }  // namespace
@@ -131,16 +111,14 @@ OrtPlanned ort_session_plan(const void* model, size_t size, bool is_path, const 
   OrtPlanned out;
   Guard guard;
   if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return out;
-  try {
+  const bool ok = fail_open("ort-session", [&] {
     // The session's pools keep the size they are created with: where the node
     // is shared, this process joins first, so the plan below is its share's.
     rt::fixed_pools_prepare();
     if (model && size > 0) plan_from_model(model, size, is_path);
     out = options_for_plan(u, api, true);
-  } catch (...) {
-    out = OrtPlanned{};
-  }
-  return out;
+  });
+  return ok ? out : OrtPlanned{};
 }
 
 OrtPlanned ort_session_replan(const OrtUserOptions& u, const OrtPlanned& made, double since_s,
@@ -149,17 +127,16 @@ OrtPlanned ort_session_replan(const OrtUserOptions& u, const OrtPlanned& made, d
   OrtPlanned out = made;
   Guard guard;
   if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return out;
-  try {
+  const bool ok = fail_open("ort-replan", [&] {
     const OrtPlanned want = options_for_plan(u, "Python", false);
     gov::RebuildInput in;
-    in.now = pools_of(u, made);
-    in.want = pools_of(u, want);
+    in.now = gov::ort_session_pools(u, made);
+    in.want = gov::ort_session_pools(u, want);
     in.since_change_s = since_s;
     in.pinned_by_program = bound;
     const gov::RebuildDecision d = gov::pool_rebuild_decide(in);
     *verdict = d.verdict;
-    if (d.verdict == gov::RebuildVerdict::kHold || d.verdict == gov::RebuildVerdict::kSame)
-      return out;
+    if (d.verdict == gov::RebuildVerdict::kHold || d.verdict == gov::RebuildVerdict::kSame) return;
     static std::atomic<int> noted{0};
     if (noted.fetch_add(1) < 32) {
       const auto shape = [](const gov::SessionPools& s) {
@@ -177,8 +154,10 @@ OrtPlanned ort_session_replan(const OrtUserOptions& u, const OrtPlanned& made, d
                                                   std::to_string(in.want.inter) + ", spin " +
                                                   std::to_string(in.want.spin));
     }
-  } catch (...) {
+  });
+  if (!ok) {
     *verdict = gov::RebuildVerdict::kSame;
+    return made;
   }
   return out;
 }
@@ -186,12 +165,10 @@ OrtPlanned ort_session_replan(const OrtUserOptions& u, const OrtPlanned& made, d
 void ort_session_used(const std::string& what) {
   Guard guard;
   if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return;
-  try {
+  fail_open("ort-used", [&] {
     rt::framework_note(kName, "session thread pools used", what, true,
                        "ORT's own session options after creation, and the threads it started");
-  } catch (...) {
-    // Fail open: only running out of memory throws here; the host's call goes on as asked.
-  }
+  });
 }
 
 }  // namespace pw::hooks

@@ -6,28 +6,17 @@
 #include <string>
 
 #include "governor/pool_rebuild.h"
+#include "governor/pools_ort.h"
 
 namespace pw::hooks {
 
-// The program's own SessionOptions, as far as they matter to the plan.
-struct OrtUserOptions {
-  int intra = 0;          // intra_op_num_threads (0: ORT's default)
-  int inter = 0;          // inter_op_num_threads
-  bool parallel = false;  // execution_mode == ORT_PARALLEL
-  int spin = -1;          // session.intra_op.allow_spinning: -1 unset, 0, 1
-};
-
-// What parwidth sets on top of them; -1 = leave as the program had it.
-struct OrtPlanned {
-  int intra = -1;
-  int inter = -1;
-  int parallel = -1;
-  int spin = -1;  // for both session.intra_op and session.inter_op allow_spinning
-};
+// The program's options and what parwidth sets on top (governor/pools_ort.h).
+using gov::OrtPlanned;
+using gov::OrtUserOptions;
 
 // A session is about to be created from `model` (an .onnx file's path when
 // is_path, else the model's bytes): plan from its graph, decide each option
-// (governor/setting.h) and note every decision for the report. Never throws.
+// (governor/pools_ort.h) and note every decision for the report. Never throws.
 OrtPlanned ort_session_plan(const void* model, size_t size, bool is_path, const OrtUserOptions& u,
                             const char* api);
 

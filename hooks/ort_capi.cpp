@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "hooks/fail_open.h"
 #include "hooks/guard.h"
 #include "hooks/ort.h"
 #include "hooks/slots.h"
@@ -171,11 +172,10 @@ void note_used(const void* clone, int before, const OrtPlanned* /*unused*/) {
 Status create_session(const void* env, const char* path, const void* opts, void** out) {
   auto real = orig<Status (*)(const void*, const char*, const void*, void**)>(kCreateSession);
   void* clone = nullptr;
-  try {
-    if (path && opts) clone = planned_options(opts, path, strlen(path), true);
-  } catch (...) {
+  if (!fail_open("ort-capi-session", [&] {
+        clone = path && opts ? planned_options(opts, path, strlen(path), true) : nullptr;
+      }))
     clone = nullptr;
-  }
   const int before = task_count();
   Status s = real(env, path, clone ? clone : opts, out);
   if (!s) note_used(clone, before, nullptr);
@@ -188,11 +188,10 @@ Status create_session_from_array(const void* env, const void* data, size_t size,
   auto real = orig<Status (*)(const void*, const void*, size_t, const void*, void**)>(
       kCreateSessionFromArray);
   void* clone = nullptr;
-  try {
-    if (data && size && opts) clone = planned_options(opts, data, size, false);
-  } catch (...) {
+  if (!fail_open("ort-capi-session", [&] {
+        clone = data && size && opts ? planned_options(opts, data, size, false) : nullptr;
+      }))
     clone = nullptr;
-  }
   const int before = task_count();
   Status s = real(env, data, size, clone ? clone : opts, out);
   if (!s) note_used(clone, before, nullptr);
@@ -275,11 +274,9 @@ PW_HOOK(const OrtApiBase*, OrtGetApiBase, (void)) {
   const OrtApiBase* base = real();
   pw::hooks::Guard guard;
   if (guard.entered()) {
-    try {
+    pw::hooks::fail_open("ort-capi-patch", [&] {
       pw::hooks::patch(reinterpret_cast<const pw::hooks::ApiBase*>(base));
-    } catch (...) {
-      // Fail open: only running out of memory throws here; the host's call goes on as asked.
-    }
+    });
   }
   return base;
 }

@@ -1,8 +1,6 @@
 // hooks/pthread: pthread_create — each new thread gets a pool and a core, and
 // pins itself in a trampoline before the creator's start routine runs.
-#include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -14,6 +12,7 @@
 #include "governor/pin.h"
 #include "hooks/blas.h"
 #include "hooks/creator.h"
+#include "hooks/fail_open.h"
 #include "hooks/guard.h"
 #include "hooks/omp.h"
 #include "hooks/slots.h"
@@ -59,11 +58,7 @@ pthread_once_t g_pin_check_once = PTHREAD_ONCE_INIT;
 void pin_check_at_exit(void*) {
   Guard guard;
   if (!guard.entered()) return;
-  try {
-    rt::own_pin_check();
-  } catch (...) {
-    // Fail open: only running out of memory throws here; the host's call goes on as asked.
-  }
+  fail_open("pin-check", [&] { rt::own_pin_check(); });
 }
 
 void pin_check_arm() {
@@ -141,13 +136,11 @@ void* trampoline(void* p) {
       rec.pin_error = s->verdict.why;
       if (s->verdict.widen && !rt::process_cpus().empty()) pin_self(rt::process_cpus());
     }
-    try {
+    fail_open("trampoline", [&] {
       rec.creator = std::move(s->creator);
       rt::thread_record(rec);
       if (rec.pinned) rt::thread_catch_up(rec.tid, rec.generation);
-    } catch (...) {
-      // Fail open: only running out of memory throws here; the host's call goes on as asked.
-    }
+    });
     s->~Start();
     free(s);
   }
@@ -157,9 +150,7 @@ void* trampoline(void* p) {
 }  // namespace
 
 bool called_from_main_program(const void* pc) {
-  struct dl_find_object o;
-  if (_dl_find_object(const_cast<void*>(pc), &o) != 0 || !o.dlfo_link_map) return false;
-  const char* name = o.dlfo_link_map->l_name;
+  const char* name = object_name_of(pc);
   return name && *name == '\0';
 }
 
@@ -177,30 +168,30 @@ __attribute__((noinline)) Start* prepare(const pthread_attr_t* attr, void* (*sta
   void* mem = malloc(sizeof(Start));
   if (!mem) return nullptr;
   Start* s = nullptr;
-  try {
+  const bool ok = fail_open("thread-start", [&] {
     s = new (mem) Start{start, arg, {}, {}, false, {}};
     s->where = rt::thread_assign(rt::current_pool());
     gov::PinFacts facts;
     facts.governing = rt::governing();
-    facts.pin_off = rt::pin_mode() == opt::Pin::kNone;
+    facts.pin_off = rt::pin_mode() == gov::PinMode::kNone;
     facts.user_affinity = attr_has_affinity(attr);
     const char* left = nullptr;
     facts.runtime_binding = omp_thread_left_to_runtime(caller, &left);
     facts.creator_in_pool = rt::current_pool() >= 0;
     s->verdict = gov::pin_verdict(facts);
     s->creator = creator_of(caller);
-  } catch (...) {
+  });
+  if (!ok) {
     if (s) s->~Start();
     free(mem);
     return nullptr;
   }
-  try {
+  // On failure the thread pins itself once it runs.
+  fail_open("thread-attributes", [&] {
     std::vector<int> cpus;
     s->prepinned =
         s->verdict.pin && rt::cpus_for(s->where, &cpus) && attr_with_cpus(attr, cpus, own);
-  } catch (...) {
-    s->prepinned = false;
-  }
+  });
   return s;
 }
 

@@ -28,6 +28,7 @@
 
 #include "hooks/abi.h"
 #include "hooks/blas.h"
+#include "hooks/fail_open.h"
 #include "hooks/in_force.h"
 #include "hooks/ort.h"
 #include "runtime/api.h"
@@ -78,14 +79,21 @@ extern "C" __attribute__((visibility("default"))) int parwidth_python(const char
   using namespace pw::hooks;
   if (reply && reply_size) reply[0] = '\0';
   if (!op || !pw::rt::selected()) return -1;
-  try {
-    if (strcmp(op, "selected") == 0) return 0;  // governed at all; activates nothing
+  int rc = -1;
+  fail_open("python", [&] {
+    if (strcmp(op, "selected") == 0) {  // governed at all; activates nothing
+      rc = 0;
+      return;
+    }
     if (strcmp(op, "sweep") == 0) {
       blas_sweep(args && *args ? args : "after a Python import");
-      return 0;
+      rc = 0;
+      return;
     }
-    if (strcmp(op, "generation") == 0)
-      return static_cast<int>(pw::rt::plan_generation() & 0x7fffffffu);
+    if (strcmp(op, "generation") == 0) {
+      rc = static_cast<int>(pw::rt::plan_generation() & 0x7fffffffu);
+      return;
+    }
     const bool replan = strcmp(op, "ort_replan") == 0;
     if (replan || strcmp(op, "ort_session") == 0) {
       OrtUserOptions u;
@@ -114,18 +122,19 @@ extern "C" __attribute__((visibility("default"))) int parwidth_python(const char
       if (reply && reply_size)
         snprintf(reply, reply_size, "%sintra=%d inter=%d parallel=%d spin=%d", verdict, p.intra,
                  p.inter, p.parallel, p.spin);
-      return 0;
+      rc = 0;
+      return;
     }
     if (strcmp(op, "ort_used") == 0) {
       ort_session_used(args ? args : "");
-      return 0;
+      rc = 0;
+      return;
     }
     if (strcmp(op, "in_force") == 0) {
       in_force_from_python(args ? args : "");
-      return 0;
+      rc = 0;
+      return;
     }
-  } catch (...) {
-    // Fail open: only running out of memory throws here; the host's call goes on as asked.
-  }
-  return -1;
+  });
+  return rc;
 }

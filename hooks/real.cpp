@@ -118,25 +118,6 @@ void bind_one(RealSlot* s) {
   s->bound.store(true, std::memory_order_release);
 }
 
-struct LoadCount {
-  unsigned long long adds = 0, subs = 0;
-};
-
-// The loader's counts of objects loaded and unloaded so far.
-LoadCount load_count() {
-  LoadCount c;
-  dl_iterate_phdr(
-      [](struct dl_phdr_info* info, size_t size, void* data) -> int {
-        if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
-          static_cast<LoadCount*>(data)->adds = info->dlpi_adds;
-          static_cast<LoadCount*>(data)->subs = info->dlpi_subs;
-        }
-        return 1;
-      },
-      &c);
-  return c;
-}
-
 struct Search {
   const char* name;
   const DynTables* caller;  // only objects it needs, or any object when null
@@ -273,6 +254,20 @@ void cache_store(const RealSlot* slot, const void* map, const LoadCount& now, vo
 
 }  // namespace
 
+LoadCount load_count() {
+  LoadCount c;
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t size, void* data) -> int {
+        if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+          static_cast<LoadCount*>(data)->adds = info->dlpi_adds;
+          static_cast<LoadCount*>(data)->subs = info->dlpi_subs;
+        }
+        return 1;
+      },
+      &c);
+  return c;
+}
+
 bool is_self(const void* pc) {
   const SelfRange r = self_range();
   return pc >= r.start && pc < r.end;
@@ -338,6 +333,28 @@ const char* object_name_of(const void* pc) {
   struct dl_find_object fo;
   if (_dl_find_object(const_cast<void*>(pc), &fo) != 0 || !fo.dlfo_link_map) return nullptr;
   return fo.dlfo_link_map->l_name ? fo.dlfo_link_map->l_name : "";
+}
+
+uintptr_t object_base_of(const void* pc) {
+  struct dl_find_object fo;
+  if (_dl_find_object(const_cast<void*>(pc), &fo) != 0 || !fo.dlfo_link_map) return 0;
+  return static_cast<uintptr_t>(fo.dlfo_link_map->l_addr);
+}
+
+bool same_object(const void* a, const void* b) {
+  struct dl_find_object x, y;
+  if (_dl_find_object(const_cast<void*>(a), &x) != 0) return false;
+  if (_dl_find_object(const_cast<void*>(b), &y) != 0) return false;
+  return x.dlfo_link_map == y.dlfo_link_map;
+}
+
+void* object_defines(const struct dl_phdr_info* info, const char* name) {
+  const ElfW(Dyn)* dyn = dynamic_of(info);
+  if (!dyn || is_self(dyn)) return nullptr;
+  DynTables t;
+  if (!dyn_tables_read(info->dlpi_addr, dyn, &t)) return nullptr;
+  void* p = dyn_lookup(t, name);
+  return p && !is_self(p) ? p : nullptr;
 }
 
 }  // namespace pw::hooks

@@ -4,8 +4,11 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <cstdint>
 
 #include "counters/counters.h"
+
+struct dl_phdr_info;
 
 namespace pw::hooks {
 
@@ -35,6 +38,14 @@ struct RealSlot {
 // return an error number.
 int original_missing(RealSlot* slot) noexcept;
 
+// The loader's counts of objects loaded and unloaded so far (dl_iterate_phdr's
+// dlpi_adds and dlpi_subs): a cheap test of whether anything was loaded or
+// unloaded since an earlier count.
+struct LoadCount {
+  unsigned long long adds = 0, subs = 0;
+};
+LoadCount load_count();
+
 // How many times a per-caller original was looked up in the loaded objects'
 // symbol tables (the slow path; a cached answer does not count).
 unsigned long long real_lookups();
@@ -56,6 +67,20 @@ void* real_for_caller(RealSlot* slot, const void* caller_pc);
 
 // The object (link_map name, "" for the main program) that contains pc, or nullptr.
 const char* object_name_of(const void* pc);
+
+// The load address of the object that contains pc (its link_map's l_addr,
+// dl_iterate_phdr's dlpi_addr), or 0 if pc is in no loaded object.
+uintptr_t object_base_of(const void* pc);
+
+// True if a and b lie in the same loaded object.
+bool same_object(const void* a, const void* b);
+
+// Inside a dl_iterate_phdr callback: the definition of `name` in the object
+// `info` describes, from that object's own symbol table (what it defines
+// itself, not what it reaches through the libraries it needs), or nullptr.
+// Never one of ours. Reads memory only: the walk keeps the object loaded,
+// and no loader call is made inside it.
+void* object_defines(const struct dl_phdr_info* info, const char* name);
 
 // True if pc lies inside libparwidth.so itself.
 bool is_self(const void* pc);

@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "hooks/fail_open.h"
 #include "hooks/guard.h"
 #include "hooks/slots.h"
 #include "runtime/api.h"
@@ -22,13 +23,12 @@ class WidenForSpawn {
   explicit WidenForSpawn(char* const envp[]) {
     Guard guard;  // only while the child's mask is decided: the spawn itself is the host's
     if (!guard.entered() || !rt::selected() || !rt::governing()) return;
-    try {
+    // Fail open: the child starts on the calling thread's mask, as without us.
+    fail_open("spawn-mask", [&] {
       const std::vector<int> wide = rt::spawn_cpus(envp ? envp : environ);
       if (wide.empty() || topo::affinity_get(0, &saved_) != 0 || wide == saved_) return;
       restore_ = topo::affinity_set(0, wide) == 0;
-    } catch (...) {
-      // Fail open: the child starts on the calling thread's mask, as without us.
-    }
+    });
   }
   ~WidenForSpawn() {
     if (restore_) topo::affinity_set(0, saved_);

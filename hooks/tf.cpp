@@ -17,9 +17,11 @@
 
 #include "core/model_file.h"
 #include "governor/graph_adoption.h"
-#include "governor/setting.h"
+#include "governor/pools_tf.h"
 #include "graph/graph.h"
+#include "hooks/fail_open.h"
 #include "hooks/guard.h"
+#include "hooks/pools.h"
 #include "hooks/slots.h"
 #include "hooks/tf_config.h"
 #include "runtime/api.h"
@@ -90,60 +92,63 @@ std::string config_extra(const char* what, const UserConfig& user) {
   std::string expected;
   const gov::Plan plan = rt::fixed_pools_plan(&expected);
   const std::string reason = expected.empty() ? plan_reason() : plan_reason() + "; " + expected;
+  const gov::PoolContext ctx = pool_context(plan);
   struct Knob {
     const char* setting;
+    gov::TfKnob knob;
     int field;
     long user;
     const char* env;
-    long want;
     std::atomic<long>* asked;
   } knobs[] = {
-      {"inter_op_parallelism_threads", kInterField, user.inter, "TF_NUM_INTEROP_THREADS",
-       plan.pools, &g_asked_inter},
-      {"intra_op_parallelism_threads", kIntraField, user.intra, "TF_NUM_INTRAOP_THREADS",
-       plan.threads, &g_asked_intra},
+      {"inter_op_parallelism_threads", gov::TfKnob::kInterOp, kInterField, user.inter,
+       "TF_NUM_INTEROP_THREADS", &g_asked_inter},
+      {"intra_op_parallelism_threads", gov::TfKnob::kIntraOp, kIntraField, user.intra,
+       "TF_NUM_INTRAOP_THREADS", &g_asked_intra},
   };
   for (const Knob& k : knobs) {
     const std::string setting = std::string(what) + " " + k.setting;
-    const long env = env_threads(k.env);
+    gov::TfKnobFacts f;
+    f.knob = k.knob;
+    f.config = static_cast<int>(k.user);
+    f.env = static_cast<int>(env_threads(k.env));
+    f.graph_known = rt::graph_known();
+    f.pools_given = rt::options().pools > 0;
+    f.share_expected = !expected.empty();
+    const gov::TfKnobDecision d = gov::tf_knob_decide(ctx, f);
     std::string mine;
-    if (k.user > 0)
-      mine = "set to " + std::to_string(k.user) + " in the program's ConfigProto";
-    else if (env > 0)
-      mine = std::string(k.env) + "=" + std::to_string(env) + " set by the user";
-    const gov::SettingDecision d = rt::setting_decide(
-        static_cast<int>(k.want), static_cast<int>(k.user > 0 ? k.user : env), !mine.empty());
-    if (d.verdict == gov::SettingVerdict::kKeep) {
-      rt::framework_note(who, setting, std::to_string(d.value), false,
-                         mine + "; " + gov::setting_verdict_text(d.verdict));
-      continue;
-    }
-    if (!d.changes()) {  // observe mode, or no plan value
-      rt::framework_note(who, setting, std::to_string(k.want), false,
-                         std::string(gov::setting_verdict_text(d.verdict)) + " (" + reason + ")");
-      continue;
-    }
-    long value = d.value;
-    std::string why = reason;
-    if (k.field == kInterField &&
-        gov::interop_default_kept(!mine.empty(), rt::graph_known(), rt::options().pools > 0,
-                                  plan.pools * plan.threads)) {
-      if (expected.empty()) {
+    if (d.user == gov::TfUserSource::kConfig)
+      mine = "set to " + std::to_string(d.user_value) + " in the program's ConfigProto";
+    else if (d.user == gov::TfUserSource::kEnv)
+      mine = std::string(k.env) + "=" + std::to_string(d.user_value) + " set by the user";
+    const char* verdict_text = gov::setting_verdict_text(d.setting.verdict);
+    switch (d.verdict) {
+      case gov::TfKnobVerdict::kKeep:
+        rt::framework_note(who, setting, std::to_string(d.setting.value), false,
+                           mine + "; " + verdict_text);
+        continue;
+      case gov::TfKnobVerdict::kUnchanged:  // observe mode, or no plan value
+        rt::framework_note(who, setting, std::to_string(d.plan), false,
+                           std::string(verdict_text) + " (" + reason + ")");
+        continue;
+      case gov::TfKnobVerdict::kTfDefault:
         rt::framework_note(who, setting, "TensorFlow's default", false,
                            "no model graph known: TensorFlow's inter-op default kept "
                            "(PARWIDTH_MODEL or PARWIDTH_POOLS plans it)");
         continue;
-      }
-      // TensorFlow's default is one thread per CPU it may use now: the whole
-      // budget, not the expected share. The default's rule, on the share.
-      value = static_cast<long>(plan.pools) * plan.threads;
-      why = "no model graph known: TensorFlow's inter-op default (one per core) on the share; " +
-            expected;
+      case gov::TfKnobVerdict::kPlan:
+      case gov::TfKnobVerdict::kTfDefaultOnShare:
+        break;
     }
-    field_append(&extra, k.field, static_cast<uint64_t>(value));
-    k.asked->store(value);
+    const std::string why =
+        d.verdict == gov::TfKnobVerdict::kTfDefaultOnShare
+            ? "no model graph known: TensorFlow's inter-op default (one per core) on the share; " +
+                  expected
+            : reason;
+    field_append(&extra, k.field, static_cast<uint64_t>(d.value));
+    k.asked->store(d.value);
     rt::framework_note(
-        who, setting, std::to_string(value), true,
+        who, setting, std::to_string(d.value), true,
         mine.empty() ? why : why + "; replaced what was " + mine + " (PARWIDTH_OVERRIDE=1)");
   }
   return extra;
@@ -302,12 +307,6 @@ bool tf_active() {
   return rt::selected() && rt::ensure_active();
 }
 
-const char* pool_kind(const std::string& name) {
-  if (name == "Compute" || name.rfind("inter_op", 0) == 0) return "inter-op";
-  if (name.find("_Eigen") != std::string::npos || name.rfind("intra_op", 0) == 0) return "intra-op";
-  return nullptr;
-}
-
 }  // namespace
 }  // namespace pw::hooks
 
@@ -319,11 +318,7 @@ template <typename T>
 T* fresh_options(T* o) {
   Guard guard;
   if (o && guard.entered() && pw::rt::selected()) {
-    try {
-      pw::hooks::forget_options(o);
-    } catch (...) {
-      // Fail open: only running out of memory throws here; the host's call goes on as asked.
-    }
+    pw::hooks::fail_open("tf-options", [&] { pw::hooks::forget_options(o); });
   }
   return o;
 }
@@ -344,11 +339,8 @@ PW_HOOK(void, TF_SetConfig,
     // Inside TFE_ContextOptionsSetConfig (which calls this) the guard is held.
     Guard guard;
     if (guard.entered() && pw::rt::selected()) {
-      try {
-        pw::hooks::remember_session_config(options, proto, proto_len);
-      } catch (...) {
-        // Fail open: only running out of memory throws here; the host's call goes on as asked.
-      }
+      pw::hooks::fail_open("tf-set-config",
+                           [&] { pw::hooks::remember_session_config(options, proto, proto_len); });
     }
   }
   real(options, proto, proto_len, status);
@@ -365,12 +357,10 @@ PW_HOOK(TF_Session*, TF_NewSession,
   {
     Guard guard;
     if (guard.entered() && opts && pw::hooks::tf_active()) {
-      try {
+      pw::hooks::fail_open("tf-session", [&] {
         pw::hooks::plan_from_graph(graph, pc);
         pw::hooks::session_config_apply(const_cast<TF_SessionOptions*>(opts), "session", pc);
-      } catch (...) {
-        // Fail open: only running out of memory throws here; the host's call goes on as asked.
-      }
+      });
     }
   }
   // Not under the guard: the session's pools are created here and must be governed.
@@ -390,7 +380,7 @@ PW_HOOK(TF_Session*, TF_LoadSessionFromSavedModel,
   {
     Guard guard;
     if (guard.entered() && session_options && export_dir && pw::hooks::tf_active()) {
-      try {
+      pw::hooks::fail_open("tf-saved-model", [&] {
         // The graph is filled in by the load itself: read the SavedModel first.
         pw::graph::Graph g;
         std::string err;
@@ -398,9 +388,7 @@ PW_HOOK(TF_Session*, TF_LoadSessionFromSavedModel,
           pw::hooks::adopt_graph_of(&g, std::string("tensorflow SavedModel ") + export_dir);
         pw::hooks::session_config_apply(const_cast<TF_SessionOptions*>(session_options), "session",
                                         pc);
-      } catch (...) {
-        // Fail open: only running out of memory throws here; the host's call goes on as asked.
-      }
+      });
     }
   }
   return real(session_options, run_options, export_dir, tags, tags_len, graph, meta_graph_def,
@@ -424,7 +412,7 @@ PW_HOOK(void, TFE_ContextOptionsSetConfig,
   std::string combined;
   bool changed = false;
   if (guard.entered() && options && pw::hooks::tf_active()) {
-    try {
+    const bool ok = pw::hooks::fail_open("tfe-config", [&] {
       pw::hooks::eager_recall();
       const std::string extra = pw::hooks::config_extra(
           "eager context", pw::hooks::config_scan(proto, proto ? proto_len : 0));
@@ -434,9 +422,8 @@ PW_HOOK(void, TFE_ContextOptionsSetConfig,
         combined += extra;
         changed = true;
       }
-    } catch (...) {
-      changed = false;
-    }
+    });
+    changed = changed && ok;
   }
   if (changed) {
     real(options, combined.data(), combined.size(), status);
@@ -458,7 +445,7 @@ PW_HOOK(TFE_Context*, TFE_NewContext, (const TFE_ContextOptions* opts, TF_Status
   {
     Guard guard;
     if (guard.entered() && opts && pw::hooks::tf_active()) {
-      try {
+      pw::hooks::fail_open("tfe-new-context", [&] {
         // A program that never set a config: give the context ours alone.
         if (!pw::hooks::take_ctx_configured(opts)) {
           pw::hooks::eager_recall();
@@ -474,9 +461,7 @@ PW_HOOK(TFE_Context*, TFE_NewContext, (const TFE_ContextOptions* opts, TF_Status
             }
           }
         }
-      } catch (...) {
-        // Fail open: only running out of memory throws here; the host's call goes on as asked.
-      }
+      });
     }
   }
   // Not under the guard: the context's pools are created here.
@@ -498,11 +483,9 @@ PW_HOOK(void, TFE_ContextAddFunctionDef,
   Guard guard;
   if (guard.entered() && serialized_function_def && pw::hooks::tf_active() &&
       pw::hooks::status_code(status, pc) == 0) {
-    try {
+    pw::hooks::fail_open("tf-function-def", [&] {
       pw::hooks::function_read(serialized_function_def, size, "TFE_ContextAddFunctionDef");
-    } catch (...) {
-      // Fail open: only running out of memory throws here; the host's call goes on as asked.
-    }
+    });
   }
 }
 
@@ -518,11 +501,7 @@ PW_HOOK(void, TFE_ContextAddFunction,
   Guard guard;
   if (guard.entered() && function && pw::hooks::tf_active() &&
       pw::hooks::status_code(status, pc) == 0) {
-    try {
-      pw::hooks::function_read_c(function, pc);
-    } catch (...) {
-      // Fail open: only running out of memory throws here; the host's call goes on as asked.
-    }
+    pw::hooks::fail_open("tf-function", [&] { pw::hooks::function_read_c(function, pc); });
   }
 }
 
@@ -547,29 +526,32 @@ PW_HOOK(void, PW_TF_THREADPOOL,
     Guard guard;
     if (guard.entered() && pw::hooks::tf_active()) {
       active = true;
-      try {
+      pw::gov::TfPoolStart start;
+      pw::hooks::fail_open("tf-thread-pool", [&] {
         const std::string n = *static_cast<const std::string*>(name);
-        const char* kind = pw::hooks::pool_kind(n);
-        const long asked = !kind                           ? 0
-                           : strcmp(kind, "inter-op") == 0 ? pw::hooks::g_asked_inter.load()
-                                                           : pw::hooks::g_asked_intra.load();
-        std::string why = std::string("TensorFlow created its ") + (kind ? kind : "") + " pool '" +
-                          n + "' with " + std::to_string(num_threads) + " threads";
+        const pw::gov::TfPool pool = pw::gov::tf_pool_of(n);
+        const pw::gov::PoolContext ctx = pw::hooks::pool_context();
+        start = pw::gov::tf_pool_start(ctx, pool);
+        const long asked = pool == pw::gov::TfPool::kInterOp   ? pw::hooks::g_asked_inter.load()
+                           : pool == pw::gov::TfPool::kIntraOp ? pw::hooks::g_asked_intra.load()
+                                                               : 0;
+        const char* kind = pool == pw::gov::TfPool::kInterOp   ? "inter-op"
+                           : pool == pw::gov::TfPool::kIntraOp ? "intra-op"
+                                                               : "";
+        std::string why = std::string("TensorFlow created its ") + kind + " pool '" + n +
+                          "' with " + std::to_string(num_threads) + " threads";
         if (asked > 0) why += " (parwidth asked " + std::to_string(asked) + ")";
-        if (pw::rt::governing() && pw::rt::pin_mode() != pw::opt::Pin::kNone)
-          why += "; its threads are dealt over the plan's " + std::to_string(pw::rt::plan().pools) +
+        if (start.pinned)
+          why += "; its threads are dealt over the plan's " + std::to_string(ctx.pools) +
                  " pools and pinned";
-        // Only the two pools the settings size (tf.data and others make their own).
-        if (kind) {
+        if (start.noted) {
           pw::rt::framework_note("tensorflow", std::string("thread pool ") + n,
                                  std::to_string(num_threads), asked == num_threads, why);
           pw::rt::fixed_pool_made("tensorflow", n, num_threads);
         }
-      } catch (...) {
-        // Fail open: only running out of memory throws here; the host's call goes on as asked.
-      }
+      });
       saved_pool = pw::rt::current_pool();
-      pw::rt::current_pool_set(-1);
+      if (start.placement == pw::gov::WorkerPlacement::kDealt) pw::rt::current_pool_set(-1);
     }
   }
   real(self, env, thread_options, name, num_threads, low_latency_hint, allocator);

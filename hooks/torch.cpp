@@ -22,8 +22,6 @@
 // before it starts; a second call throws. It is sized lazily, at the first
 // at::launch, so that a user's own torch.set_num_interop_threads after the
 // import still works (and is kept).
-#include <dlfcn.h>
-#include <link.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -33,9 +31,11 @@
 #include <utility>
 #include <vector>
 
-#include "governor/setting.h"
+#include "governor/pools_torch.h"
 #include "hooks/blas.h"
+#include "hooks/fail_open.h"
 #include "hooks/guard.h"
+#include "hooks/pools.h"
 #include "hooks/slots.h"
 #include "runtime/api.h"
 
@@ -59,18 +59,18 @@ const char* const kName = "torch";
 // at::set_num_threads, whose return address is then ours, not torch's.
 thread_local bool t_in_init __attribute__((tls_model("initial-exec"))) = false;
 
-// True if pc lies in the object that defines fn (torch calling itself).
-bool same_object(const void* pc, const void* fn) {
-  struct dl_find_object a, b;
-  if (_dl_find_object(const_cast<void*>(pc), &a) != 0) return false;
-  if (_dl_find_object(const_cast<void*>(fn), &b) != 0) return false;
-  return a.dlfo_link_map == b.dlfo_link_map;
-}
-
 // A forked child of the process where torch was initialised.
 bool forked_child() {
   const pid_t p = g_torch.pid.load(std::memory_order_relaxed);
   return p != 0 && p != getpid();
+}
+
+gov::TorchFacts torch_facts() {
+  gov::TorchFacts f;
+  f.forked_child = forked_child();
+  f.program_threads = g_torch.user_threads.load();
+  f.program_interop = g_torch.user_interop.load();
+  return f;
 }
 
 const char* user_thread_env(std::string* which) {
@@ -91,24 +91,26 @@ const char* user_thread_env(std::string* which) {
 void after_init(const void* caller_pc) {
   if (g_torch.defaults_done.load(std::memory_order_acquire)) return;
   int apply = 0;
-  int blas = 0;
+  bool sweep = false;
   {
     Guard guard;
     if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return;
     if (g_torch.defaults_done.exchange(true)) return;
     g_torch.pid.store(getpid(), std::memory_order_relaxed);
-    try {
-      const int want = rt::plan().threads;
+    const bool ok = fail_open("torch-init", [&] {
+      const gov::PoolContext ctx = pool_context();
+      const int want = ctx.threads;
       auto omp_max = PW_REAL_AT(omp_get_max_threads, caller_pc);
       const int torch_default = omp_max ? omp_max() : 0;
       const std::string setting = "intra-op threads (at::set_num_threads)";
       std::string env_name;
       const char* env = user_thread_env(&env_name);
-      blas = want;
-      const gov::SettingDecision d = rt::setting_decide(want, torch_default, env != nullptr);
-      if (g_torch.user_threads.load() > 0) {
-        // A C++ program set it before torch's first init: noted at its call.
-        blas = 0;
+      const gov::TorchDecision t =
+          gov::torch_init_decide(ctx, torch_facts(), torch_default, env != nullptr);
+      const gov::SettingDecision& d = t.setting;
+      sweep = t.sweep_blas;
+      if (t.verdict == gov::TorchVerdict::kProgramSet) {
+        // Noted at the program's call.
       } else if (d.verdict == gov::SettingVerdict::kKeep) {
         rt::framework_note(kName, setting, std::to_string(torch_default), false,
                            env_name + "=" + env + " set by the user, read by torch; " +
@@ -127,9 +129,8 @@ void after_init(const void* caller_pc) {
                 "torch's first init_num_threads" +
                 (env ? " (" + env_name + "=" + env + " replaced, PARWIDTH_OVERRIDE=1)" : ""));
       }
-    } catch (...) {
-      apply = 0;
-    }
+    });
+    if (!ok) apply = 0;
   }
   if (apply > 0) {
     auto set = PW_REAL_AT(_ZN2at15set_num_threadsEi, caller_pc);
@@ -137,16 +138,32 @@ void after_init(const void* caller_pc) {
     if (set) set(apply);
   }
   // OpenBLAS (Debian's libblas.so.3 -> libopenblas.so.0) came with libtorch_cpu.
-  if (blas > 0) blas_sweep("at torch's first init_num_threads");
+  if (sweep) blas_sweep("at torch's first init_num_threads");
 }
 
-// A count the program asked torch for: governor/setting decides whether it
-// stands (kept, observe mode) or the plan's `want` replaces it (OVERRIDE=1).
-int user_count_decide(const std::string& setting, int n, int want, const std::string& plan_what) {
-  const gov::SettingDecision d = rt::setting_decide(want, n, true);
-  rt::framework_note(kName, setting, std::to_string(d.value), d.changes(),
-                     std::string(gov::setting_verdict_text(d.verdict)) + "; set by the user to " +
-                         std::to_string(n) + ", " + plan_what + " " + std::to_string(want));
+// A count the program asked torch for: governor/pools_torch decides whether
+// it stands (kept, observe mode, a forked child) or the plan's replaces it
+// (OVERRIDE=1); noted unless `quiet` (the same count again).
+int user_count_decide(const std::string& setting, gov::PoolRole role, int n, bool quiet) {
+  const gov::PoolContext ctx = pool_context();
+  const gov::TorchDecision t = gov::torch_count_decide(ctx, torch_facts(), role, n);
+  if (t.verdict == gov::TorchVerdict::kChildKeeps) {
+    rt::framework_note(kName, setting, std::to_string(n), false,
+                       role == gov::PoolRole::kIntraOp
+                           ? "called in a forked child (DataLoader workers set 1 thread each); "
+                             "kept: the child is governed as its own process"
+                           : "called in a forked child; kept: the child is governed as its own "
+                             "process");
+    return n;
+  }
+  const gov::SettingDecision& d = t.setting;
+  if (!quiet)
+    rt::framework_note(
+        kName, setting, std::to_string(d.value), d.changes(),
+        std::string(gov::setting_verdict_text(d.verdict)) + "; set by the user to " +
+            std::to_string(n) + ", " +
+            (role == gov::PoolRole::kIntraOp ? "plan threads per pool " : "plan pools ") +
+            std::to_string(gov::pool_plan_value(ctx, role)));
   return d.value;
 }
 
@@ -157,24 +174,19 @@ int threads_for(int n, const void* caller_pc, const void* real) {
   if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return n;
   // torch copying its value to a new thread
   if (t_in_init || same_object(caller_pc, real)) return n;
-  try {
+  int value = n;
+  fail_open("torch-threads", [&] {
     const std::string setting = "intra-op threads (torch.set_num_threads)";
-    if (forked_child()) {
-      rt::framework_note(kName, setting, std::to_string(n), false,
-                         "called in a forked child (DataLoader workers set 1 thread each); "
-                         "kept: the child is governed as its own process");
-      return n;
-    }
-    g_torch.user_threads.store(n);
-    if (g_torch.noted_threads.exchange(n) == n) {
+    // A forked child's count is not the parent's program's choice (not recorded).
+    bool again = false;
+    if (!forked_child()) {
+      g_torch.user_threads.store(n);
       // Same value again (a loop): the same decision, written down already.
-      return rt::setting_decide(rt::plan().threads, n, true).value;
+      again = g_torch.noted_threads.exchange(n) == n;
     }
-    return user_count_decide(setting, n, rt::plan().threads, "plan threads per pool");
-  } catch (...) {
-    // Fail open: only running out of memory throws here; the host's call goes on as asked.
-  }
-  return n;
+    value = user_count_decide(setting, gov::PoolRole::kIntraOp, n, again);
+  });
+  return value;
 }
 
 // --------------------------------------------------------------- inter-op
@@ -184,20 +196,14 @@ int interop_for(int n, const void* caller_pc, const void* real) {
   Guard guard;
   if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return n;
   if (t_in_init || same_object(caller_pc, real)) return n;
-  try {
+  int value = n;
+  fail_open("torch-interop-count", [&] {
     const std::string setting = "inter-op threads (torch.set_num_interop_threads)";
-    if (forked_child()) {
-      rt::framework_note(kName, setting, std::to_string(n), false,
-                         "called in a forked child; kept: the child is governed as its own "
-                         "process");
-      return n;
-    }
-    g_torch.user_interop.store(n);
-    return user_count_decide(setting, n, rt::plan().pools, "plan pools");
-  } catch (...) {
-    // Fail open: only running out of memory throws here; the host's call goes on as asked.
-  }
-  return n;
+    // A forked child's count is not the parent's program's choice (not recorded).
+    if (!forked_child()) g_torch.user_interop.store(n);
+    value = user_count_decide(setting, gov::PoolRole::kInterOp, n, false);
+  });
+  return value;
 }
 
 // Before the first at::launch starts the inter-op pool: size it from the plan.
@@ -208,30 +214,29 @@ void before_launch(const void* caller_pc) {
     Guard guard;
     if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return;
     if (g_torch.interop_done.exchange(true)) return;
-    try {
+    const bool ok = fail_open("torch-launch", [&] {
       const std::string setting = "inter-op pool size (at::set_num_interop_threads)";
-      const int want = rt::plan().pools;
-      // The user's own count was decided at the user's call.
-      const gov::SettingDecision d = rt::setting_decide(want, 0, false);
-      if (forked_child()) {
-        // The parent's choice was inherited with its memory (a pool is not).
+      const gov::PoolContext ctx = pool_context();
+      const int want = ctx.pools;
+      const gov::TorchDecision t = gov::torch_launch_decide(ctx, torch_facts());
+      const gov::SettingDecision& d = t.setting;
+      if (t.verdict == gov::TorchVerdict::kChildKeeps) {
         rt::framework_note(kName, setting, "", false,
                            "forked child: torch's inherited setting kept");
-      } else if (g_torch.user_interop.load() > 0) {
-        // Noted at the user's call.
+      } else if (t.verdict == gov::TorchVerdict::kProgramSet) {
+        // Noted at the program's call.
       } else if (!d.changes()) {
         rt::framework_note(
             kName, setting, std::to_string(want), false,
             std::string(gov::setting_verdict_text(d.verdict)) + ": the plan's pools, not applied");
       } else {
-        apply = want;
+        apply = d.value;
         rt::framework_note(kName, setting, std::to_string(want), true,
                            "the plan's pools, set at the first at::launch (TorchScript "
                            "fork/wait), before the pool starts");
       }
-    } catch (...) {
-      apply = 0;
-    }
+    });
+    if (!ok) apply = 0;
   }
   if (apply <= 0) return;
   auto set = PW_REAL_AT(_ZN2at23set_num_interop_threadsEi, caller_pc);
@@ -252,12 +257,9 @@ void before_launch(const void* caller_pc) {
 bool framework_sets_omp_threads(const void* caller_pc, bool* user_explicit) {
   auto* set = PW_REAL_AT(_ZN2at15set_num_threadsEi, caller_pc);
   if (!set || !same_object(caller_pc, reinterpret_cast<const void*>(set))) return false;
-  // torch passing its count on: the user's only if the user set torch's count
-  // (and it is kept), or in a forked worker, where torch's 1 thread is kept.
-  const int user = g_torch.user_threads.load();
-  *user_explicit = rt::setting_decide(rt::plan().threads, user, user > 0).verdict ==
-                       gov::SettingVerdict::kKeep ||
-                   forked_child();
+  // torch passing its count on: the user's where the program's count stands,
+  // and in a forked worker (governor/pools_torch).
+  *user_explicit = gov::torch_omp_count_is_users(pool_context(), torch_facts());
   return true;
 }
 

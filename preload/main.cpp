@@ -23,7 +23,8 @@ __attribute__((constructor)) void parwidth_load() {
       pw::rt::hooks_bind_exec();
     }
   } catch (...) {
-    // Out of memory while reading options: stay out of the way.
+    // Out of memory while reading options: stay out of the way, and say so.
+    pw::rt::fail_open_note("load", "parwidth could not start (out of memory); ungoverned");
   }
 }
 
@@ -31,6 +32,7 @@ __attribute__((destructor)) void parwidth_unload() {
   try {
     pw::rt::on_exit();
   } catch (...) {
+    pw::rt::fail_open_note("exit", "the work at exit (the report) stopped part way");
   }
 }
 

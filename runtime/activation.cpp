@@ -31,10 +31,7 @@ void plan_apply(Runtime& r, const InForce* before, const InForce& now,
                 std::vector<std::string>* applied) {
   const bool plan_changed = !before || !same_layout(before->plan, now.plan);
   if (!before) {
-    const gov::PinMode pin = r.opt.pin == opt::Pin::kNone   ? gov::PinMode::kNone
-                             : r.opt.pin == opt::Pin::kPool ? gov::PinMode::kPool
-                                                            : gov::PinMode::kCore;
-    r.threads.reset(now.plan, pin);
+    r.threads.reset(now.plan, r.opt.pin);
   } else if (plan_changed)
     r.threads.replan(now.plan);
   const bool cap_changed = !before || before->omp_cap != now.omp_cap;

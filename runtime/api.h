@@ -50,7 +50,7 @@ bool thread_catch_up(long tid, unsigned generation);
 // At the exit of a thread parwidth pinned: if its affinity was changed since
 // (an OpenMP runtime's own binding, the program), its record says so.
 void own_pin_check();
-opt::Pin pin_mode();
+gov::PinMode pin_mode();
 // The CPUs of a pool, or of a single cpu; false if there is nothing to pin to.
 bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus);
 
@@ -125,6 +125,13 @@ gov::Plan fixed_pools_plan(std::string* why);
 
 // A warning printed once (per key) and kept for the report.
 void warn_once(const std::string& key, const std::string& message);
+
+// parwidth's own work inside a hook (or the preload's constructor or
+// destructor) failed (`why`: what was thrown) and parwidth stepped aside: the
+// host's call goes on as asked (hooks/fail_open.h).
+// One warning per key, kept for the report; where even that cannot be kept
+// (out of memory, or before on_load) it is only printed. Never throws.
+void fail_open_note(const char* key, const char* why) noexcept;
 
 // The pid recorded at load and in the fork handler: a vfork()ed child (which
 // shares our memory and runs no fork handlers) has another one.

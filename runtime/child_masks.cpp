@@ -108,7 +108,7 @@ void process_note(Runtime& r, int moved) {
 // Whether the process's unpinned threads are confined in this configuration.
 bool process_confines(const Runtime& r) {
   return r.opt.mode == opt::Mode::kGovern && r.opt.topology.empty() &&
-         r.opt.pin != opt::Pin::kNone && !r.process_cpus.empty();
+         r.opt.pin != gov::PinMode::kNone && !r.process_cpus.empty();
 }
 
 // Whether an environment (NAME=value strings, null-terminated) is a rank's that

@@ -47,15 +47,13 @@ std::atomic<bool> g_fixed_pools{false};
 
 bool assigned_set(const gov::ThreadRecord& r, const gov::Plan& plan, cpu_set_t* set) {
   CPU_ZERO(set);
-  if (!r.pinned) return false;
-  if (r.cpu >= 0) {
-    if (r.cpu >= CPU_SETSIZE) return false;
-    CPU_SET(r.cpu, set);
-    return true;
-  }
-  if (r.pool < 0 || r.pool >= static_cast<int>(plan.core_sets.size())) return false;
-  for (int c : plan.core_sets[r.pool])
-    if (c < CPU_SETSIZE) CPU_SET(c, set);
+  gov::Assignment a;
+  a.pool = r.pool;
+  a.cpu = r.cpu;
+  std::vector<int> cpus;
+  if (!r.pinned || !gov::assignment_cpus(plan, a, &cpus)) return false;
+  for (int c : cpus)
+    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, set);
   return CPU_COUNT(set) > 0;
 }
 

@@ -15,6 +15,21 @@ void pool_note(const PoolNote& n) {
   g->pools.push_back(n);
 }
 
+void fail_open_note(const char* key, const char* why) noexcept {
+  static const char kAside[] = "parwidth stepped aside and the host went on as it asked";
+  try {
+    if (g) {
+      warn_once(std::string("fail-open ") + key, std::string(key) + ": " + why + "; " + kAside);
+      return;
+    }
+  } catch (...) {
+    // Out of memory: printed from a fixed buffer below, not kept.
+    log::warn("%s: %s; %s (not kept for the report: out of memory)", key, why, kAside);
+    return;
+  }
+  log::warn("%s: %s; %s", key, why, kAside);
+}
+
 void warn_once(const std::string& key, const std::string& message) {
   {
     std::lock_guard<std::mutex> lock(g->mu);

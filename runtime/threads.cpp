@@ -49,7 +49,7 @@ bool thread_move_to_plan(Runtime& r, gov::ThreadRecord* t, long tid) {
 // took its core from the old plan but is recorded only after this read the
 // records moves itself (thread_catch_up).
 int repin_threads(Runtime& r) {
-  if (r.opt.pin == opt::Pin::kNone) return 0;
+  if (r.opt.pin == gov::PinMode::kNone) return 0;
   std::lock_guard<std::mutex> lock(r.repin_mu);
   int moved = 0;
   for (gov::ThreadRecord t : r.threads.live())
@@ -137,7 +137,7 @@ bool thread_catch_up(long tid, unsigned generation) {
     return false;
   }
 }
-opt::Pin pin_mode() {
+gov::PinMode pin_mode() {
   return g->opt.pin;
 }
 
@@ -152,17 +152,10 @@ void own_pin_check() {
 }
 
 bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus) {
-  if (a.pool < 0 || g->opt.pin == opt::Pin::kNone) return false;
-  if (a.cpu >= 0) {
-    cpus->assign(1, a.cpu);
-    return true;
-  }
-  // The registry's plan: immutable once published (the node registry and
+  if (g->opt.pin == gov::PinMode::kNone) return false;
+  // The table's plan: immutable once published (the node registry and
   // graph_adopt replace it while threads are being created).
-  const auto& sets = g->threads.plan().core_sets;
-  if (a.pool >= static_cast<int>(sets.size()) || sets[a.pool].empty()) return false;
-  *cpus = sets[a.pool];
-  return true;
+  return gov::assignment_cpus(g->threads.plan(), a, cpus);
 }
 
 }  // namespace pw::rt

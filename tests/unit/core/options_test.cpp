@@ -30,7 +30,7 @@ TEST(Options, DefaultsWithNothingSet) {
   EXPECT_EQ(o.mode, Mode::kGovern);
   EXPECT_EQ(o.pools, 0);
   EXPECT_EQ(o.intra, 0);
-  EXPECT_EQ(o.pin, Pin::kCore);
+  EXPECT_EQ(o.pin, gov::PinMode::kCore);
   EXPECT_TRUE(o.monitor);
   EXPECT_EQ(o.monitor_ms, 100);
   EXPECT_EQ(o.verbose, 0);
@@ -159,7 +159,7 @@ TEST(Options, GoodValuesTakeEffect) {
   EXPECT_EQ(o.mode, Mode::kObserve);
   EXPECT_EQ(o.pools, 3);
   EXPECT_EQ(o.intra, 4);
-  EXPECT_EQ(o.pin, Pin::kNone);
+  EXPECT_EQ(o.pin, gov::PinMode::kNone);
   EXPECT_FALSE(o.monitor);
   EXPECT_EQ(o.monitor_ms, 250);
   EXPECT_TRUE(o.smt);

@@ -90,27 +90,5 @@ TEST(SettingDecide, Table) {
   }
 }
 
-// TensorFlow's inter-op pool without a graph (hooks/tf.cpp).
-TEST(InteropDefaultKept, Table) {
-  struct Case {
-    const char* what;
-    bool user_set, graph_known, pools_given;
-    int threads;
-    bool kept;
-  };
-  const Case kCases[] = {
-      {"no graph, no PARWIDTH_POOLS: TensorFlow's default", false, false, false, 2, true},
-      {"a graph known: the plan's pools", false, true, false, 2, false},
-      {"PARWIDTH_POOLS given: the plan's pools", false, false, true, 2, false},
-      {"the user's value: the setting decision decides", true, false, false, 2, false},
-      {"graph and pools", false, true, true, 2, false},
-      {"a share of one core's worth: the default can only oversubscribe", false, false, false, 1,
-       false},
-  };
-  for (const Case& c : kCases)
-    EXPECT_EQ(interop_default_kept(c.user_set, c.graph_known, c.pools_given, c.threads), c.kept)
-        << c.what;
-}
-
 }  // namespace
 }  // namespace pw::gov

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <vector>
 
 #include "governor/thread_table.h"
 
@@ -14,6 +15,41 @@ Plan two_pools() {
   p.threads = 2;
   p.core_sets = {{0, 1}, {2, 3}};
   return p;
+}
+
+// Where a thread is pinned, from its assignment: the runtime's pin of a new
+// thread and the monitor's check of where it still runs both ask this.
+TEST(AssignmentCpus, Table) {
+  struct Case {
+    const char* what;
+    int pool, cpu;
+    bool ok;
+    std::vector<int> cpus;
+  };
+  const Case kCases[] = {
+      {"one core of its pool", 1, 3, true, {3}},
+      {"its pool's set (PARWIDTH_PIN=pool, a shared plan)", 1, -1, true, {2, 3}},
+      {"the first pool", 0, -1, true, {0, 1}},
+      {"not a pool member: nothing to pin to", -1, -1, false, {}},
+      {"a CPU without a pool is no assignment", -1, 2, false, {}},
+      {"a pool the plan does not have (an older plan's)", 2, -1, false, {}},
+  };
+  for (const Case& c : kCases) {
+    Assignment a;
+    a.pool = c.pool;
+    a.cpu = c.cpu;
+    std::vector<int> cpus;
+    EXPECT_EQ(assignment_cpus(two_pools(), a, &cpus), c.ok) << c.what;
+    if (c.ok) {
+      EXPECT_EQ(cpus, c.cpus) << c.what;
+    }
+  }
+  Plan empty_pool = two_pools();
+  empty_pool.core_sets[1].clear();
+  Assignment a;
+  a.pool = 1;
+  std::vector<int> cpus;
+  EXPECT_FALSE(assignment_cpus(empty_pool, a, &cpus)) << "a pool without cores";
 }
 
 TEST(ThreadTable, RootThreadsRoundRobinOverPools) {

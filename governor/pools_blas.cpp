@@ -1,0 +1,32 @@
+// governor/pools_blas: capping BLAS pools and following later plans.
+#include "governor/pools_blas.h"
+
+namespace pw::gov {
+
+BlasPoolDecision blas_pool_decide(const PoolContext& c, const BlasPoolFacts& f) {
+  BlasPoolDecision d;
+  d.before = f.count > 0 ? f.count : f.unset;
+  PoolKnob k;
+  k.role = PoolRole::kIntraOp;
+  k.kind = SettingKind::kCap;
+  k.current = d.before;
+  k.user_set = f.user_set;
+  d.setting = pool_knob_decide(c, k);
+  d.follows = d.setting.changes() || d.setting.verdict == SettingVerdict::kBelow;
+  return d;
+}
+
+int blas_follow_size(int threads, int before) {
+  return before > 0 && before < threads ? before : threads;
+}
+
+SettingDecision blas_call_decide(const PoolContext& c, int n) {
+  PoolKnob k;
+  k.role = PoolRole::kIntraOp;
+  k.kind = SettingKind::kCap;
+  k.current = n;
+  k.user_set = true;
+  return pool_knob_decide(c, k);
+}
+
+}  // namespace pw::gov

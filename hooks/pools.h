@@ -1,0 +1,17 @@
+// hooks/pools: the facts every pool decision reads (governor/pools.h), gathered
+// from the runtime: the plan, the OpenMP cap, the mode and the options.
+#pragma once
+
+#include "governor/plan.h"
+#include "governor/pools.h"
+
+namespace pw::hooks {
+
+// With the plan in force. Takes no lock (atomic loads and the immutable plan):
+// cheap enough for the OpenMP and thread hooks.
+gov::PoolContext pool_context();
+
+// With `plan` instead: the plan for pools a framework makes once (rt::fixed_pools_plan).
+gov::PoolContext pool_context(const gov::Plan& plan);
+
+}  // namespace pw::hooks

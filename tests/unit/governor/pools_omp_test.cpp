@@ -1,0 +1,142 @@
+// Whose binding the OpenMP runtimes' threads follow, and what parwidth does
+// about libomp's own (governor/pools_omp.h; hooks/omp.cpp and pthread.cpp ask).
+#include "governor/pools_omp.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace pw::gov {
+namespace {
+
+PoolContext context(bool governing, bool pin_off) {
+  PoolContext c;
+  c.pools = 2;
+  c.threads = 2;
+  c.governing = governing;
+  c.pin_off = pin_off;
+  return c;
+}
+
+TEST(OmpBindingDecide, Table) {
+  struct Case {
+    const char* what;
+    bool governing, pin_off, user_binding, display;
+    OmpBinding want;
+  };
+  const Case kCases[] = {
+      {"nothing set: libomp's binding goes off, parwidth pins", true, false, false, false,
+       OmpBinding::kOff},
+      {"KMP_AFFINITY or OMP_PROC_BIND set: the user's binding stands", true, false, true, false,
+       OmpBinding::kUser},
+      {"OMP_DISPLAY_AFFINITY set: libomp keeps its own", true, false, false, true,
+       OmpBinding::kLibompOwn},
+      {"both: the user's binding is named first", true, false, true, true, OmpBinding::kUser},
+      {"observe mode: nothing changes", false, false, false, false, OmpBinding::kNone},
+      {"observe mode with a user binding: nothing to keep", false, false, true, false,
+       OmpBinding::kNone},
+      {"PARWIDTH_PIN=none: parwidth pins nothing", true, true, false, false, OmpBinding::kNone},
+      {"PARWIDTH_PIN=none with a display variable", true, true, false, true, OmpBinding::kNone},
+  };
+  for (const Case& c : kCases)
+    EXPECT_EQ(omp_binding_decide(context(c.governing, c.pin_off), c.user_binding, c.display),
+              c.want)
+        << c.what;
+}
+
+TEST(LibompFirstSight, Table) {
+  struct Case {
+    const char* what;
+    OmpBinding binding;
+    bool reads_api, at_fork;
+    LibompStep want;
+  };
+  const Case kCases[] = {
+      {"linked in, seen at activation: off before any region", OmpBinding::kOff, false, false,
+       LibompStep::kTurnOff},
+      {"dlopen'ed, seen at its first region: off", OmpBinding::kOff, false, true,
+       LibompStep::kTurnOff},
+      {"the program reads affinity, at activation: wait for its first region", OmpBinding::kOff,
+       true, false, LibompStep::kNothing},
+      {"the program reads affinity, first region: its own binding stays, initialised wide",
+       OmpBinding::kOff, true, true, LibompStep::kKeepOwn},
+      {"the user's binding, first region: initialised wide", OmpBinding::kUser, false, true,
+       LibompStep::kInitWide},
+      {"the user's binding, at activation: nothing yet", OmpBinding::kUser, false, false,
+       LibompStep::kNothing},
+      {"display variable set, first region: initialised wide", OmpBinding::kLibompOwn, false, true,
+       LibompStep::kInitWide},
+      {"display variable set, at activation: nothing yet", OmpBinding::kLibompOwn, false, false,
+       LibompStep::kNothing},
+      {"the imports only matter with the binding going off", OmpBinding::kUser, true, true,
+       LibompStep::kInitWide},
+      {"not governed: nothing at a region", OmpBinding::kNone, false, true, LibompStep::kNothing},
+      {"not governed: nothing at activation", OmpBinding::kNone, false, false,
+       LibompStep::kNothing},
+  };
+  for (const Case& c : kCases)
+    EXPECT_EQ(libomp_first_sight(c.binding, c.reads_api, c.at_fork), c.want) << c.what;
+}
+
+TEST(OmpRuntimeOf, Table) {
+  struct Case {
+    const char* path;
+    OmpRuntime want;
+  };
+  const Case kCases[] = {
+      {"/usr/lib/x86_64-linux-gnu/libgomp.so.1", OmpRuntime::kGnu},
+      {"/venv/lib/python3.11/site-packages/torch.libs/libgomp-a34b3233.so.1", OmpRuntime::kGnu},
+      {"/usr/lib/llvm-14/lib/libomp.so.5", OmpRuntime::kLlvm},
+      {"libomp.so", OmpRuntime::kLlvm},
+      {"/venv/lib/libiomp5.so", OmpRuntime::kLlvm},
+      {"/usr/lib/x86_64-linux-gnu/libopenblas.so.0", OmpRuntime::kNone},
+      {"/opt/libgomp/libfoo.so", OmpRuntime::kNone},  // the folder's name does not count
+      {"", OmpRuntime::kNone},                        // the main program
+      {nullptr, OmpRuntime::kNone},                   // no object
+  };
+  for (const Case& c : kCases)
+    EXPECT_EQ(omp_runtime_of(c.path), c.want) << (c.path ? c.path : "(null)");
+}
+
+TEST(OmpThreadLeft, Table) {
+  struct Case {
+    const char* what;
+    OmpBinding binding;
+    bool libomp_own;
+    OmpRuntime creator;
+    bool left;
+    const char* why;  // a word of the reason; nullptr: none
+  };
+  const Case kCases[] = {
+      {"the user's binding: libgomp's threads left to it", OmpBinding::kUser, false,
+       OmpRuntime::kGnu, true, "user"},
+      {"the user's binding: libomp's threads left to it", OmpBinding::kUser, false,
+       OmpRuntime::kLlvm, true, "user"},
+      {"the user's binding: other threads are pinned", OmpBinding::kUser, false, OmpRuntime::kNone,
+       false, nullptr},
+      {"libomp keeps its own: its threads left to it", OmpBinding::kLibompOwn, true,
+       OmpRuntime::kLlvm, true, "libomp"},
+      {"libomp keeps its own: libgomp's threads are pinned", OmpBinding::kLibompOwn, true,
+       OmpRuntime::kGnu, false, nullptr},
+      {"libomp could not be turned off in time: its threads left to it", OmpBinding::kOff, true,
+       OmpRuntime::kLlvm, true, "libomp"},
+      {"binding off: libomp's threads are pinned", OmpBinding::kOff, false, OmpRuntime::kLlvm,
+       false, nullptr},
+      {"binding off: libgomp's threads are pinned", OmpBinding::kOff, false, OmpRuntime::kGnu,
+       false, nullptr},
+      {"not governed: nothing is left, nothing pinned either", OmpBinding::kNone, false,
+       OmpRuntime::kLlvm, false, nullptr},
+  };
+  for (const Case& c : kCases) {
+    const OmpThreadLeft t = omp_thread_left(c.binding, c.libomp_own, c.creator);
+    EXPECT_EQ(t.left, c.left) << c.what;
+    if (c.why) {
+      EXPECT_NE(std::string(t.why ? t.why : "").find(c.why), std::string::npos) << c.what;
+    } else {
+      EXPECT_EQ(t.why, nullptr) << c.what;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pw::gov
