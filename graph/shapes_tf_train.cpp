@@ -84,8 +84,8 @@ void control_flow(const Args& a, size_t first, std::vector<TI>* out) {
   const Node& n = a.node;
   const Attr* shapes = n.attr("output_shapes");
   const Attr* types = n.attr(n.attr("Tout") ? "Tout" : "T");
-  const size_t count = types && types->kind == Attr::Kind::kInts ? types->ints.size()
-                                                                  : data_inputs(a) - first;
+  const size_t count =
+      types && types->kind == Attr::Kind::kInts ? types->ints.size() : data_inputs(a) - first;
   out->assign(std::max<size_t>(count, 1), unknown());
   for (size_t k = 0; k < count; ++k) {
     const DType t = types && k < types->ints.size() && types->ints[k] >= 0 && types->ints[k] <= 16
@@ -136,7 +136,8 @@ Dims split_sizes(const TI& x, int64_t axis_v, size_t parts, const Dims* given) {
   const int64_t full = axis < 0 ? -1 : x.dims[size_t(axis)];
   Dims s(parts, -1);
   if (!given) {
-    if (full >= 0 && parts > 0 && full % int64_t(parts) == 0) s.assign(parts, full / int64_t(parts));
+    if (full >= 0 && parts > 0 && full % int64_t(parts) == 0)
+      s.assign(parts, full / int64_t(parts));
     return s;
   }
   if (given->size() != parts) return s;
@@ -266,7 +267,8 @@ bool tf_train_infer(const Args& a, std::vector<TI>* out) {
     // (dy, x, scale, ...) -> dx (x's shape), dscale, doffset ([C]), two reserve spaces.
     const TI& xin = a[1];
     const TI& scale = a[2];
-    out->assign(5, scale.rank == 1 ? of_dims(scale.dims, DType::kFloat) : of_rank(1, DType::kFloat));
+    out->assign(5,
+                scale.rank == 1 ? of_dims(scale.dims, DType::kFloat) : of_rank(1, DType::kFloat));
     (*out)[0] = xin.rank < 0 ? unknown(x.dtype) : of_dims(xin.dims, x.dtype);
     (*out)[3] = of_dims({0}, DType::kFloat), (*out)[4] = of_dims({0}, DType::kFloat);
     return true;
@@ -275,7 +277,8 @@ bool tf_train_infer(const Args& a, std::vector<TI>* out) {
     const int64_t parts = std::clamp<int64_t>(n.attr_int("num_split", 1), 1, 4096);
     out->assign(size_t(parts), unknown(a[1].dtype));
     Dims axis;
-    if (!values_of(x, &axis) || axis.size() != 1) return split_into(a[1], 1 << 30, {}, a[1].dtype, out);
+    if (!values_of(x, &axis) || axis.size() != 1)
+      return split_into(a[1], 1 << 30, {}, a[1].dtype, out);
     return split_into(a[1], axis[0], split_sizes(a[1], axis[0], size_t(parts), nullptr), a[1].dtype,
                       out);
   }
@@ -283,7 +286,8 @@ bool tf_train_infer(const Args& a, std::vector<TI>* out) {
     const int64_t parts = std::clamp<int64_t>(n.attr_int("num_split", 1), 1, 4096);
     out->assign(size_t(parts), unknown(x.dtype));
     Dims axis, given;
-    if (!values_of(a[2], &axis) || axis.size() != 1) return split_into(x, 1 << 30, {}, x.dtype, out);
+    if (!values_of(a[2], &axis) || axis.size() != 1)
+      return split_into(x, 1 << 30, {}, x.dtype, out);
     const bool known = values_of(a[1], &given);
     return split_into(x, axis[0], split_sizes(x, axis[0], size_t(parts), known ? &given : nullptr),
                       x.dtype, out);
@@ -305,8 +309,8 @@ bool tf_train_infer(const Args& a, std::vector<TI>* out) {
     const DType t = type_attr(n, "element_dtype", DType::kUnknown);
     Dims len;
     const bool reserve = op == "TensorListReserve";
-    const int64_t l = reserve && values_of(a[1], &len) && len.size() == 1 && dim_ok(len[0]) ? len[0]
-                                                                                          : -1;
+    const int64_t l =
+        reserve && values_of(a[1], &len) && len.size() == 1 && dim_ok(len[0]) ? len[0] : -1;
     return y = list_of(l, element_shape(x, t), t), true;
   }
   if (op == "TensorListFromTensor") return y = x, y.values.clear(), y.has_values = false, true;
