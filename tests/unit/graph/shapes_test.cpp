@@ -237,6 +237,74 @@ TEST(Shapes, TorchReshapeChainFolds) {
   EXPECT_EQ(dims(b.last()), (Dims{2, 12}));
 }
 
+TEST(Shapes, TorchPadChainFolds) {
+  // torch 1.13's export of F.pad(x, (0, pad_w, 0, pad_h)) with pad = (7 - W % 7) % 7, as
+  // torchvision's Swin pads to whole windows: the pads are computed with Mod, put in
+  // torch's order (last dim first) by Concat -> Reshape [-1, 2] -> Slice (reversed) ->
+  // Transpose -> Reshape [-1] -> Cast, then Pad. W = 15: 6 columns; H = 14: none.
+  Builder b;
+  b.input("x", {1, 4, 14, 15});
+  b.ints("seven", {7});
+  b.ints("hw", {14, 15});
+  b.node("Mod", {"hw", "seven"}, {"rem"});    // 0: [0, 1]
+  b.node("Sub", {"seven", "rem"}, {"left"});  // 1: [7, 6]
+  b.node("Mod", {"left", "seven"}, {"pad"});  // 2: [0, 6]
+  b.ints("zeros", {0, 0});
+  b.ints("z", {0});
+  b.ints("one", {1});
+  b.ints("two", {2});
+  b.node("Slice", {"pad", "one", "two"}, {"pw"});  // 3: [6]
+  b.node("Slice", {"pad", "z", "one"}, {"ph"});    // 4: [0]
+  // torch's pad list (0, pw, 0, ph) and its zeros for the leading dims.
+  b.node("Concat", {"z", "pw", "z", "ph", "zeros", "zeros"}, {"flat"}, {ai("axis", 0)});  // 5
+  b.ints("pairs", {-1, 2});
+  b.node("Reshape", {"flat", "pairs"}, {"p2"});  // 6: [[0,6],[0,0],[0,0],[0,0]]
+  b.ints("start", {-1});
+  b.ints("end", {-5});
+  b.ints("axis0", {0});
+  b.ints("back", {-1});
+  b.node("Slice", {"p2", "start", "end", "axis0", "back"}, {"rev"});  // 7: rows reversed
+  b.node("Transpose", {"rev"}, {"t"}, {ais("perm", {1, 0})});         // 8
+  b.ints("minus1", {-1});
+  b.node("Reshape", {"t", "minus1"}, {"onnx_pads"});  // 9
+  b.node("Cast", {"onnx_pads"}, {"pads"}, {ai("to", int64_t(DType::kInt64))});
+  b.node("Pad", {"x", "pads"}, {"y"});  // 11
+  b.node("Mod", {"hw", "seven"}, {"fm"}, {ai("fmod", 1)});
+  b.run();
+  auto values = [&](size_t i) {
+    return b.at(i).out[0].has_values ? b.at(i).out[0].values : Dims{-99};
+  };
+  EXPECT_EQ(values(0), (Dims{0, 1}));
+  EXPECT_EQ(values(2), (Dims{0, 6}));
+  EXPECT_EQ(values(6), (Dims{0, 6, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(values(7), (Dims{0, 0, 0, 0, 0, 0, 0, 6}));
+  EXPECT_EQ(values(8), (Dims{0, 0, 0, 0, 0, 0, 0, 6}));
+  EXPECT_EQ(values(10), (Dims{0, 0, 0, 0, 0, 0, 0, 6}));
+  EXPECT_EQ(dims(b.at(11)), (Dims{1, 4, 14, 21}));
+  EXPECT_EQ(values(12), (Dims{0, 1}));
+}
+
+TEST(Shapes, IntegerModTakesTheSignOfItsOperand) {
+  // ONNX Mod: fmod 0 (the default) takes the divisor's sign, as Python's %; fmod 1 the
+  // dividend's, as C's; and a transpose of a 2x3 value moves its values.
+  Builder b;
+  b.ints("a", {-7, 7, -7, 7});
+  b.ints("d", {3, -3, -3, 3});
+  b.node("Mod", {"a", "d"}, {"m"});
+  b.node("Mod", {"a", "d"}, {"f"}, {ai("fmod", 1)});
+  b.weight("m23", {2, 3}, {1, 2, 3, 4, 5, 6}, DType::kInt64);
+  b.node("Transpose", {"m23"}, {"t"});
+  b.ints("zero", {0});
+  b.node("Mod", {"a", "zero"}, {"undefined"});
+  b.run();
+  EXPECT_EQ(b.at(0).out[0].values, (Dims{2, -2, -1, 1}));
+  EXPECT_EQ(b.at(1).out[0].values, (Dims{-1, 1, -1, 1}));
+  EXPECT_EQ(dims(b.at(2)), (Dims{3, 2}));
+  EXPECT_EQ(b.at(2).out[0].values, (Dims{1, 4, 2, 5, 3, 6}));
+  EXPECT_FALSE(b.at(3).out[0].has_values);  // by zero: not folded
+  EXPECT_EQ(dims(b.at(3)), (Dims{4}));
+}
+
 TEST(Shapes, ReshapeZeroCopiesAndGatherEmbedding) {
   Builder b;
   b.input("x", {2, 3, 4});
