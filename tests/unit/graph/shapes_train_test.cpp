@@ -30,6 +30,12 @@ TEST(ShapesTrain, ConvolutionGradientsTakeTheirShapeFromTheSizesOperand) {
   b.tf("dx", "Conv2DBackpropInput", {"sn:output:0", "rw", "conv"}, {as("padding", "SAME")});
   b.tf("dw", "Conv2DBackpropFilter", {"x", "sn:output:1", "conv"}, {as("padding", "SAME")});
   b.tf("dwd", "DepthwiseConv2dNativeBackpropFilter", {"x", "sn:output:1", "conv"});  // 7
+  b.tf("dxd", "DepthwiseConv2dNativeBackpropInput", {"sn:output:0", "rw", "conv"});  // 8
+  b.tf_ints("b0", {0, 0, 0, 0});                                                     // 9
+  b.tf_ints("e0", {2, 8, 8, 8});                                                     // 10
+  b.tf_ints("s1", {1, 2, 2, 1});                                                     // 11
+  b.tf_ints("full", {2, 16, 16, 8});                                                 // 12
+  b.tf("ssg", "StridedSliceGrad", {"full", "b0", "e0", "s1", "conv"});               // 13
   auto warn = b.run();
   EXPECT_TRUE(warn.empty()) << warn[0];
   EXPECT_EQ(values(b.at(4), 0), (Dims{2, 16, 16, 3}));
@@ -43,6 +49,10 @@ TEST(ShapesTrain, ConvolutionGradientsTakeTheirShapeFromTheSizesOperand) {
   EXPECT_DOUBLE_EQ(b.at(6).flops, fwd);
   EXPECT_DOUBLE_EQ(b.at(7).flops, 2.0 * (2 * 16 * 16 * 8) * 5 * 5);  // depthwise: no C_in
   EXPECT_DOUBLE_EQ(b.at(4).flops, 0.0);                              // shapes cost nothing
+  EXPECT_EQ(dims(b.at(8)), (Dims{2, 16, 16, 3}));
+  EXPECT_DOUBLE_EQ(b.at(8).flops, 2.0 * (2 * 16 * 16 * 8) * 5 * 5);
+  EXPECT_EQ(dims(b.at(13)), (Dims{2, 16, 16, 8}));  // the sliced tensor's shape
+  EXPECT_DOUBLE_EQ(b.at(13).flops, 0.0);            // a copy
 }
 
 TEST(ShapesTrain, PoolingBatchNormAndBiasGradients) {
@@ -166,6 +176,10 @@ TEST(ShapesTrain, RecurrentLoopsTensorListsAndWhile) {
   b.tf("set", "TensorListSetItem", {"outs", "i", "h"});                                  // 14
   b.tf("stack2", "TensorListStack", {"set", "unknown"}, {ai("element_dtype", kFloat)});  // 15
   b.tf("if", "StatelessIf", {"n", "h"}, {ais("Tout", {kFloat}), shapes});                // 16
+  b.tf_ints("idx", {0, 2, 4});                                                           // 17
+  b.tf("gath", "TensorListGather", {"in", "idx", "unknown"}, {ai("element_dtype", kFloat)});
+  b.tf("len", "TensorListLength", {"in"});        // 19
+  b.tf("es3", "TensorListElementShape", {"in"});  // 20
   b.run();
   EXPECT_EQ(dims(b.at(2)), (Dims{12, 16, 8}));
   EXPECT_EQ(dims(b.at(5)), (Dims{-99}));  // the element shape is not known yet
@@ -182,6 +196,9 @@ TEST(ShapesTrain, RecurrentLoopsTensorListsAndWhile) {
   // an item set tells the elements, not the length.
   EXPECT_EQ(dims(b.at(15)), (Dims{-1, 16, 16}));
   EXPECT_EQ(dims(b.at(16)), (Dims{}));  // If: its results' shapes, as recorded
+  EXPECT_EQ(dims(b.at(18)), (Dims{3, 16, 8}));
+  EXPECT_EQ(dims(b.at(19)), (Dims{}));
+  EXPECT_EQ(values(b.at(20)), (Dims{16, 8}));
 }
 
 TEST(ShapesTrain, EmbeddingRowsLearnedFromASparseUpdate) {
