@@ -131,7 +131,6 @@ int tf_named_output(const std::string& op, const std::string& in) {
       {"FusedBatchNormGradV3",
        {"x_backprop", "scale_backprop", "offset_backprop", "reserve_space_4", "reserve_space_5"}},
       {"BroadcastGradientArgs", {"r0", "r1"}},
-      {"TensorListPopBack", {"output_handle", "tensor"}},
       {"Unique", {"y", "idx"}},
       {"TopKV2", {"values", "indices"}}};
   auto it = outs.find(op);
