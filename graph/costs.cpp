@@ -40,15 +40,46 @@ bool in_set(const std::string& op, const std::set<std::string>& s) {
 
 // Ops that move no data (views, metadata, constants): 0 FLOPs and 0 bytes.
 const std::set<std::string>& views() {
-  static const std::set<std::string> s = {
-      "Identity",       "Dropout",      "Reshape",
-      "Flatten",        "Squeeze",      "Unsqueeze",
-      "Constant",       "Shape",        "Size",
-      "Const",          "Placeholder",  "PlaceholderWithDefault",
-      "VarHandleOp",    "VariableV2",   "Variable",
-      "ReadVariableOp", "StopGradient", "ExpandDims",
-      "NoOp",           "Snapshot",     "PreventGradient",
-      "CheckNumerics",  "EnsureShape"};
+  static const std::set<std::string> s = {"Identity",
+                                          "Dropout",
+                                          "Reshape",
+                                          "Flatten",
+                                          "Squeeze",
+                                          "Unsqueeze",
+                                          "Constant",
+                                          "Shape",
+                                          "Size",
+                                          "Const",
+                                          "Placeholder",
+                                          "PlaceholderWithDefault",
+                                          "VarHandleOp",
+                                          "VariableV2",
+                                          "Variable",
+                                          "ReadVariableOp",
+                                          "StopGradient",
+                                          "ExpandDims",
+                                          "NoOp",
+                                          "Snapshot",
+                                          "PreventGradient",
+                                          "CheckNumerics",
+                                          "EnsureShape",
+                                          "ShapeN",
+                                          "Rank",
+                                          "VariableShape",
+                                          "ConcatOffset",
+                                          "BroadcastGradientArgs",
+                                          "InvertPermutation",
+                                          "TensorListReserve",
+                                          "EmptyTensorList",
+                                          "TensorListLength",
+                                          "TensorListElementShape"};
+  return s;
+}
+
+// Control flow: what runs is in another function (the loop's body, the branches), which a
+// lone function graph does not hold, so its cost is unknown here.
+const std::set<std::string>& calls() {
+  static const std::set<std::string> s = {"While", "StatelessWhile", "If", "StatelessIf"};
   return s;
 }
 
@@ -77,7 +108,15 @@ const std::set<std::string>& copies() {
                                           "Pack",
                                           "Fill",
                                           "ZerosLike",
-                                          "OnesLike"};
+                                          "OnesLike",
+                                          "SplitV",
+                                          "Unpack",
+                                          "StridedSliceGrad",
+                                          "TensorListFromTensor",
+                                          "TensorListStack",
+                                          "TensorListGather",
+                                          "TensorListGetItem",
+                                          "TensorListSetItem"};
   return s;
 }
 
@@ -146,6 +185,20 @@ double tf_flops(const Node& n, const std::vector<TensorInfo>& in, const TensorIn
   const double ny = el(y);
   if (op == "Conv2D" || op == "_MklConv2D") return 2 * both(ny, prod(at(1), 0, 3));  // kh kw cin
   if (op == "DepthwiseConv2dNative") return 2 * both(ny, prod(at(1), 0, 2));
+  // A convolution's gradients cost what it costs: each output gradient meets every kernel
+  // element it came from. Filter HWIO (depthwise: H W C multiplier), from the filter
+  // operand (input gradient) or the result's shape (filter gradient).
+  if (op == "Conv2DBackpropInput") return 2 * both(el(at(2)), prod(at(1), 0, 3));
+  if (op == "Conv2DBackpropFilter") return 2 * both(el(at(2)), prod(y, 0, 3));
+  if (op == "DepthwiseConv2dNativeBackpropInput") return 2 * both(el(at(2)), prod(at(1), 0, 2));
+  if (op == "DepthwiseConv2dNativeBackpropFilter") return 2 * both(el(at(2)), prod(y, 0, 2));
+  if (op == "MaxPoolGrad" || op == "AvgPoolGrad") {  // each output gradient to its window
+    double k = 1;
+    for (int64_t d : n.attr_ints("ksize")) k *= d > 0 ? double(d) : -1e300;
+    return k <= 0 ? -1 : both(el(at(op == "MaxPoolGrad" ? 2 : 1)), k);
+  }
+  if (op.rfind("FusedBatchNormGrad", 0) == 0) return el(at(1)) < 0 ? -1 : 5 * el(at(1));
+  if (op == "BiasAddGrad") return el(at(0));  // a sum over all but the channels
   if (op == "MatMul") {
     const TensorInfo& a = at(0);
     if (a.rank != 2) return -1;
@@ -190,6 +243,7 @@ void node_cost(const Node& node, Format format, const std::vector<TensorInfo>& i
     *flops = 0, *bytes = 0;
     return;
   }
+  if (in_set(op, calls())) return;
   static const TensorInfo kNone;
   const TensorInfo& y = node.out.empty() ? kNone : node.out[0];
   const bool tf = format_is_tf(format);

@@ -228,6 +228,18 @@ Status model_parse_file(const std::string& path, const std::string& file, std::s
 // Parses bytes already in memory (fuzzers, tests, a framework hook handing us a buffer).
 Status model_parse(const void* data, size_t size, Format format, Graph* out, std::string* err);
 
+// A TF function as TensorFlow adds it to an eager context (one FunctionDef, as
+// Format::kTfFunctionDef), with what TF knows about its resource arguments and leaves out
+// of the FunctionDef: arg_handles[i] is argument i's handle data, serialized
+// CppShapeInferenceResult.HandleData as TF_GetHandleShapeAndType returns it for the graph
+// the function was made from; empty where there is none (a list of another length than
+// the function's arguments is not used). An argument with handle data
+// reads as its variable (a VarHandleOp of that dtype and shape), as one whose ArgDef
+// carries handle_data does: Keras's train steps carry none, and a convolution kernel's
+// size appears nowhere else in them.
+Status function_parse(const void* data, size_t size, const std::vector<std::string>& arg_handles,
+                      Graph* out, std::string* err);
+
 // The statistics of g (and of each subgraph). Linear time; kCycle on a cyclic graph.
 Status stats_compute(const Graph& g, Stats* out, std::string* err);
 

@@ -31,7 +31,7 @@ Status model_parse_as(std::string_view d, Format f, Graph* out, std::string* err
     case Format::kJson:
       return json_read(d, out, err);
     case Format::kTfFunctionDef:
-      return tf_functiondef_read(d, out, err);
+      return tf_functiondef_read(d, {}, out, err);
     case Format::kAuto:
       break;
   }
@@ -112,12 +112,14 @@ struct ParseArgs {
   Format format;
   Graph* out;
   std::string* err;
+  const std::vector<std::string>* arg_handles = nullptr;  // function_parse only
 };
 
 Status parse(void* p) {
   auto* a = static_cast<ParseArgs*>(p);
   Graph g;
-  Status s = model_parse_as(a->data, a->format, &g, a->err);
+  Status s = a->arg_handles ? tf_functiondef_read(a->data, *a->arg_handles, &g, a->err)
+                            : model_parse_as(a->data, a->format, &g, a->err);
   if (s == Status::kOk) *a->out = std::move(g);
   return s;
 }
@@ -133,6 +135,14 @@ Status model_parse_file(const std::string& path, const std::string& file, std::s
 Status model_parse(const void* data, size_t size, Format format, Graph* out, std::string* err) {
   if (!data && size) return fail(err, Status::kBadFormat, "null buffer");
   ParseArgs a{std::string_view(static_cast<const char*>(data), size), format, out, err};
+  return guarded(err, parse, &a);
+}
+
+Status function_parse(const void* data, size_t size, const std::vector<std::string>& arg_handles,
+                      Graph* out, std::string* err) {
+  if (!data && size) return fail(err, Status::kBadFormat, "null buffer");
+  ParseArgs a{std::string_view(static_cast<const char*>(data), size), Format::kTfFunctionDef, out,
+              err, &arg_handles};
   return guarded(err, parse, &a);
 }
 

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "graph/graph.h"
 
@@ -16,7 +17,9 @@ constexpr int kMaxInlineDepth = 16;      // nested TF function calls inlined
 Status onnx_read(std::string_view bytes, Graph* out, std::string* err);
 Status tf_graphdef_read(std::string_view bytes, Graph* out, std::string* err);
 Status tf_savedmodel_read(std::string_view bytes, Graph* out, std::string* err);
-Status tf_functiondef_read(std::string_view bytes, Graph* out, std::string* err);
+// arg_handles: function_parse's (graph.h); empty for a FunctionDef read alone.
+Status tf_functiondef_read(std::string_view bytes, const std::vector<std::string>& arg_handles,
+                           Graph* out, std::string* err);
 Status json_read(std::string_view text, Graph* out, std::string* err);
 
 inline Status fail(std::string* err, Status s, std::string msg) {

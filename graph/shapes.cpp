@@ -44,6 +44,9 @@ bool tf_quiet(const std::string& op) {
                                           "AssignSubVariableOp",
                                           "DestroyResourceOp",
                                           "DisableCopyOnRead"};
+  // Optimizers' updates of variables: they return nothing that is computed on.
+  for (const char* prefix : {"ResourceApply", "ResourceSparseApply", "ResourceScatter"})
+    if (op.rfind(prefix, 0) == 0) return true;
   return s.count(op) > 0;
 }
 
@@ -121,6 +124,13 @@ int tf_named_output(const std::string& op, const std::string& in) {
       {"FusedBatchNormV3",
        {"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2",
         "reserve_space_3"}},
+      {"FusedBatchNormGrad",
+       {"x_backprop", "scale_backprop", "offset_backprop", "reserve_space_3", "reserve_space_4"}},
+      {"FusedBatchNormGradV2",
+       {"x_backprop", "scale_backprop", "offset_backprop", "reserve_space_3", "reserve_space_4"}},
+      {"FusedBatchNormGradV3",
+       {"x_backprop", "scale_backprop", "offset_backprop", "reserve_space_4", "reserve_space_5"}},
+      {"BroadcastGradientArgs", {"r0", "r1"}},
       {"Unique", {"y", "idx"}},
       {"TopKV2", {"values", "indices"}}};
   auto it = outs.find(op);
@@ -346,8 +356,13 @@ size_t tf_variables_learn(Graph* g, bool partial, Run* run) {
     const bool assign = node.op == "AssignVariableOp" || node.op == "AssignAddVariableOp" ||
                         node.op == "AssignSubVariableOp";
     const bool apply = node.op.rfind("ResourceApply", 0) == 0;
-    if (!assign && !apply) continue;
-    size_t value_k = assign ? 1 : node.inputs.size();
+    // ResourceScatter{Add,Sub,Update,...}(var, indices, updates): a sparse update (an
+    // embedding's gradient) tells the rows' shape, updates' dims after the indices' own;
+    // the row count stays unknown.
+    const bool scatter =
+        node.op.rfind("ResourceScatter", 0) == 0 && node.op.rfind("ResourceScatterNd", 0) != 0;
+    if (!assign && !apply && !scatter) continue;
+    size_t value_k = assign ? 1 : scatter ? 2 : node.inputs.size();
     if (apply)  // the last data input: the gradient (delta)
       for (size_t k = 0; k < node.inputs.size(); ++k)
         if (!node.inputs[k].empty() && node.inputs[k][0] != '^') value_k = k;
@@ -355,9 +370,19 @@ size_t tf_variables_learn(Graph* g, bool partial, Run* run) {
     int j = 0;
     const int64_t val = tf_source(*g, by_name, node, value_k, &j);
     if (val < 0) continue;
-    const TI t = update_shape(*g, by_name, uint32_t(val), j, 0);
+    TI t = update_shape(*g, by_name, uint32_t(val), j, 0);
+    if (scatter) {
+      int ji = 0;
+      const int64_t ind = tf_source(*g, by_name, node, 1, &ji);
+      const Node* in = ind >= 0 ? &g->nodes[size_t(ind)] : nullptr;
+      const int r = in && ji >= 0 && size_t(ji) < in->out.size() ? in->out[size_t(ji)].rank : -1;
+      if (r < 0 || t.rank < r) continue;
+      std::vector<int64_t> rows = {-1};
+      rows.insert(rows.end(), t.dims.begin() + r, t.dims.end());
+      t = shape::of_dims(rows, t.dtype);
+    }
     if (t.rank < 0 || (!partial && !t.known())) continue;
-    for (size_t k = 0; k < (assign ? 1 : value_k); ++k) {
+    for (size_t k = 0; k < (apply ? value_k : 1); ++k) {
       int jj = 0;
       const int64_t var = tf_source(*g, by_name, node, k, &jj);
       if (var >= 0 && unshaped(var) && !found.count(uint32_t(var))) found[uint32_t(var)] = t;

@@ -51,6 +51,7 @@ bool onnx_infer(const Args& a, std::vector<TI>* out) {
       if (op == "Sub") fold_binary(x, a[1], &y, sub_ok);
       if (op == "Mul") fold_binary(x, a[1], &y, mul_ok);
       if (op == "Div") fold_binary(x, a[1], &y, div_ok);
+      if (op == "Mod") fold_binary(x, a[1], &y, n.attr_int("fmod", 0) ? fmod_ok : mod_ok);
       if (op == "Equal")
         fold_binary(x, a[1], &y,
                     [](int64_t p, int64_t q, int64_t* r) { return *r = p == q, true; });

@@ -189,15 +189,26 @@ TI transpose(const TI& x, Dims perm) {
   if (perm.empty())
     for (int i = x.rank - 1; i >= 0; --i) perm.push_back(i);
   if (perm.size() != size_t(x.rank)) return unknown(x.dtype);
-  Dims out;
+  Dims out, axes;
   std::vector<bool> seen(size_t(x.rank), false);
   for (int64_t p : perm) {
     const int64_t v = axis_norm(p, x.rank);
     if (v < 0 || seen[size_t(v)]) return unknown(x.dtype);
     seen[size_t(v)] = true;
     out.push_back(x.dims[size_t(v)]);
+    axes.push_back(v);
   }
-  return of_dims(out, x.dtype);
+  TI r = of_dims(out, x.dtype);
+  // Folded values move with their dims (torch's F.pad reorders its pads this way).
+  if (x.has_values && r.known() && int64_t(x.values.size()) == r.elements())
+    r.values = values_gather(x, r.dims,
+                             [&](const Dims& at, Dims* from) {
+                               for (size_t i = 0; i < at.size(); ++i)
+                                 (*from)[size_t(axes[i])] = at[i];
+                               return true;
+                             }),
+    r.has_values = !r.values.empty() || r.elements() == 0;
+  return r;
 }
 
 TI concat(const std::vector<const TI*>& parts, int64_t axis_attr) {
@@ -336,14 +347,15 @@ TI slice(const TI& x, const Dims& starts, const Dims& ends, Dims axes, Dims step
     step[size_t(ax)] = st;
   }
   TI r = of_dims(out, x.dtype);
-  if (x.rank == 1 && x.has_values && r.known()) {
-    std::vector<int64_t> v;
-    for (int64_t i = 0; i < r.dims[0]; ++i) {
-      const int64_t at = lo[0] + i * step[0];
-      if (at < 0 || at >= int64_t(x.values.size())) return r;
-      v.push_back(x.values[size_t(at)]);
-    }
-    r.values = std::move(v), r.has_values = true;
+  if (x.has_values && r.known() && x.known() && int64_t(x.values.size()) == x.elements()) {
+    r.values = values_gather(x, r.dims, [&](const Dims& at, Dims* from) {
+      for (size_t i = 0; i < at.size(); ++i) {
+        (*from)[i] = lo[i] + at[i] * step[i];
+        if ((*from)[i] < 0 || (*from)[i] >= x.dims[i]) return false;
+      }
+      return true;
+    });
+    r.has_values = !r.values.empty() || r.elements() == 0;
   }
   return r;
 }
@@ -358,6 +370,19 @@ bool sub_ok(int64_t a, int64_t b, int64_t* r) {
 
 bool mul_ok(int64_t a, int64_t b, int64_t* r) {
   return !__builtin_mul_overflow(a, b, r);
+}
+
+bool mod_ok(int64_t a, int64_t b, int64_t* r) {
+  if (b == 0 || (a == INT64_MIN && b == -1)) return false;
+  *r = a % b;  // C's remainder takes the dividend's sign; ONNX Mod (fmod 0) the divisor's
+  if (*r != 0 && ((*r < 0) != (b < 0))) *r += b;
+  return true;
+}
+
+bool fmod_ok(int64_t a, int64_t b, int64_t* r) {
+  if (b == 0 || (a == INT64_MIN && b == -1)) return false;
+  *r = a % b;
+  return true;
 }
 
 bool div_ok(int64_t a, int64_t b, int64_t* r) {

@@ -37,6 +37,33 @@ void fold_binary(const TI& a, const TI& b, TI* out, F f) {
   out->has_values = true;
 }
 
+// The folded values of a tensor of dims `to` made from x's element by element: `from`
+// maps an output index to x's (false: outside x, nothing folded). Empty when x or the
+// result is larger than kMaxFoldedElements.
+template <typename F>
+std::vector<int64_t> values_gather(const TI& x, const std::vector<int64_t>& to, F from) {
+  int64_t n = 1;
+  for (int64_t d : to) {
+    if (d < 0 || (d > 0 && n > int64_t(kMaxFoldedElements) / d)) return {};
+    n *= d;
+  }
+  if (n == 0 || x.values.size() > kMaxFoldedElements) return {};
+  std::vector<int64_t> at(to.size(), 0), src(x.dims.size(), 0), v;
+  v.reserve(size_t(n));
+  for (int64_t k = 0; k < n; ++k) {
+    if (!from(at, &src)) return {};
+    int64_t flat = 0;
+    for (size_t i = 0; i < src.size(); ++i) flat = flat * x.dims[i] + src[i];
+    if (flat < 0 || size_t(flat) >= x.values.size()) return {};
+    v.push_back(x.values[size_t(flat)]);
+    for (size_t i = at.size(); i-- > 0;) {  // next index, last axis fastest
+      if (++at[i] < to[i]) break;
+      at[i] = 0;
+    }
+  }
+  return v;
+}
+
 // Spatial output size of a convolution or pooling window (ONNX conventions).
 int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe,
                    const std::string& auto_pad, bool ceil_mode);
@@ -74,6 +101,12 @@ bool sub_ok(int64_t a, int64_t b, int64_t* r);
 bool mul_ok(int64_t a, int64_t b, int64_t* r);
 
 bool div_ok(int64_t a, int64_t b, int64_t* r);
+
+// Integer remainders: ONNX Mod's default (the divisor's sign, as Python's %) and fmod 1
+// (the dividend's, as C's %).
+bool mod_ok(int64_t a, int64_t b, int64_t* r);
+
+bool fmod_ok(int64_t a, int64_t b, int64_t* r);
 
 const std::unordered_set<std::string>& unary_ops();
 

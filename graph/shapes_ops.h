@@ -41,5 +41,7 @@ bool values_of(const TI& t, std::vector<int64_t>* v);
 // caller warns once per type). Rules set what they can and leave the rest unknown.
 bool onnx_infer(const Args& a, std::vector<TI>* out);
 bool tf_infer(const Args& a, std::vector<TI>* out);
+// The TF ops of training steps (shapes_tf_train.cpp); tf_infer asks it last.
+bool tf_train_infer(const Args& a, std::vector<TI>* out);
 
 }  // namespace pw::graph::shape

@@ -408,13 +408,21 @@ bool tf_infer(const Args& a, std::vector<TI>* out) {
     const int64_t bm = n.attr_int("begin_mask", 0), em = n.attr_int("end_mask", 0);
     const int64_t sm = n.attr_int("shrink_axis_mask", 0);
     Dims d;
+    // A shape vector's slice keeps its values (Keras reads a variable's dims this way):
+    // the first index, the step and the count along its one axis.
+    int64_t first = -1, step = 0, count = -1;
+    bool shrunk = false;
     for (size_t i = 0; i < size_t(x.rank); ++i) {
       const int64_t dim = x.dims[i];
       if (i >= bg.size()) {
         d.push_back(dim);
         continue;
       }
-      if (i < 63 && ((sm >> i) & 1)) continue;  // a single index: the dim goes
+      if (i < 63 && ((sm >> i) & 1)) {  // a single index: the dim goes
+        const int64_t at = bg[i] < 0 ? bg[i] + dim : bg[i];
+        if (dim >= 0 && at >= 0 && at < dim) first = at, step = 1, count = 1, shrunk = true;
+        continue;
+      }
       const int64_t s = st[i];
       if (dim < 0 || s == 0 || s < -kMaxDim || s > kMaxDim) {
         d.push_back(-1);
@@ -432,8 +440,20 @@ bool tf_infer(const Args& a, std::vector<TI>* out) {
       if (s > 0 && e > b) cnt = (e - b + s - 1) / s;
       if (s < 0 && b > e) cnt = (b - e - s - 1) / -s;
       d.push_back(cnt);
+      first = b, step = s, count = cnt;
     }
-    return y = of_dims(d, x.dtype), true;
+    y = of_dims(d, x.dtype);
+    if (x.rank == 1 && x.has_values && first >= 0 && count >= 0) {
+      Dims v;
+      for (int64_t i = 0; i < count; ++i) {
+        const int64_t at = first + i * step;
+        if (at < 0 || size_t(at) >= x.values.size()) return true;
+        v.push_back(x.values[size_t(at)]);
+      }
+      if (int64_t(v.size()) == y.elements() || (shrunk && v.size() == 1))
+        y.values = std::move(v), y.has_values = true;
+    }
+    return true;
   }
   if (op == "UnsortedSegmentSum" || op == "UnsortedSegmentMax" || op == "UnsortedSegmentMean") {
     std::vector<int64_t> ns;
@@ -467,7 +487,7 @@ bool tf_infer(const Args& a, std::vector<TI>* out) {
     }
     return y = of_dims(d, x.dtype), true;
   }
-  return false;
+  return tf_train_infer(a, out);
 }
 
 }  // namespace pw::graph::shape

@@ -332,6 +332,33 @@ bool fn_arg_def(std::string_view bytes, int depth, FnArg* a, Ctx* c) {
   return c->check(r, "arg");
 }
 
+// CppShapeInferenceResult.HandleData (is_set 1, shape_and_type 2: HandleShapeAndType
+// shape 1, dtype 2), TF's record of a resource's variable on the graph a function came
+// from: the first entry whose shape is known.
+bool fn_handle_data(std::string_view bytes, FnArg* a, Ctx* c) {
+  Reader r(bytes, 1);
+  Field f;
+  while (r.next(&f)) {
+    if (f.number != 2 || f.wire != proto::kLen || a->handle) continue;
+    Reader h(f.bytes, 2);
+    Field hf;
+    int64_t t = 0;
+    bool known = false;
+    std::vector<int64_t> dims;
+    while (h.next(&hf)) {
+      if (hf.number == 2 && hf.wire == proto::kVarint) t = static_cast<int64_t>(hf.varint);
+      if (hf.number == 1 && hf.wire == proto::kLen) {
+        dims.clear();
+        known = tf_shape(hf.bytes, 3, &dims, c);
+        if (c->status != Status::kOk) return false;
+      }
+    }
+    if (!c->check(h, "handle shape and type")) return false;
+    if (known) a->handle = true, a->handle_type = t, a->handle_dims = std::move(dims);
+  }
+  return c->check(r, "handle data");
+}
+
 // A map<string, AttrValue> entry: the attribute named `want` into *a (false: absent).
 bool fn_attr_entry(std::string_view bytes, int depth, const char* want, Attr* a, Ctx* c) {
   std::string_view key, value;
@@ -458,11 +485,21 @@ Status build(std::vector<TfNode>& main, Library& lib, Format format, Graph* out,
 
 }  // namespace
 
-Status tf_functiondef_read(std::string_view bytes, Graph* out, std::string* err) {
+Status tf_functiondef_read(std::string_view bytes, const std::vector<std::string>& arg_handles,
+                           Graph* out, std::string* err) {
   Ctx c{err};
   TfFunction fn;
   std::vector<FnArg> args;
   if (!lone_function(bytes, &fn, &args, &c)) return c.status;
+  // Handle data that does not read leaves its argument as the FunctionDef has it; a list
+  // for another number of arguments belongs to another function and is not used.
+  for (size_t i = 0; i < args.size() && arg_handles.size() == args.size(); ++i) {
+    if (args[i].type != kTfResource || args[i].handle || arg_handles[i].empty()) continue;
+    std::string ignored;
+    Ctx hc{&ignored};
+    FnArg read = args[i];
+    if (fn_handle_data(arg_handles[i], &read, &hc)) args[i] = std::move(read);
+  }
   if (fn.name.empty()) return c.bad("a FunctionDef without a name"), c.status;
   if (fn.nodes.size() > kMaxNodes - args.size())
     return c.bad("too many nodes", Status::kTooLarge), c.status;

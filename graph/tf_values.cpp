@@ -59,7 +59,7 @@ bool tf_shape(std::string_view bytes, int depth, std::vector<int64_t>* dims, Ctx
   while (r.next(&f)) {
     if (f.number == 3 && f.wire == proto::kVarint && f.varint) unknown_rank = true;
     if (f.number != 2 || f.wire != proto::kLen) continue;
-    int64_t v = -1;
+    int64_t v = 0;  // proto3: a dim without `size` has size 0 (an empty tensor); -1 is written
     Reader d(f.bytes, depth + 1);
     Field df;
     while (d.next(&df))

@@ -106,6 +106,21 @@ void TF_FunctionToFunctionDef(TF_Function* func, TF_Buffer* output, TF_Status* s
 void TFE_ContextAddFunctionDef(TFE_Context* ctx, const char* serialized_function_def, size_t size,
                                TF_Status* status);
 void TFE_ContextAddFunction(TFE_Context* ctx, TF_Function* function, TF_Status* status);
+typedef struct TF_Operation TF_Operation;
+typedef struct TF_FunctionOptions TF_FunctionOptions;
+typedef struct TF_Output {
+  TF_Operation* oper;
+  int index;
+} TF_Output;
+TF_Function* TF_GraphToFunctionWithControlOutputs(
+    const TF_Graph* fn_body, const char* fn_name, unsigned char append_hash_to_fn_name,
+    int num_opers, const TF_Operation* const* opers, int ninputs, const TF_Output* inputs,
+    int noutputs, const TF_Output* outputs, const char* const* output_names, int ncontrol_outputs,
+    const TF_Operation* const* control_outputs, const char* const* control_output_names,
+    const TF_FunctionOptions* opts, const char* description, TF_Status* status);
+// TF_DataType is a C enum: an int.
+int TF_OperationOutputType(TF_Output oper_out);
+TF_Buffer* TF_GetHandleShapeAndType(TF_Graph* graph, TF_Output output);
 // tsl::thread::ThreadPool::ThreadPool(tsl::Env*, tsl::ThreadOptions const&,
 //     std::string const&, int num_threads, bool low_latency_hint, Eigen::Allocator*)
 // (complete-object constructor; `name` is a std::string, C++11 ABI).

@@ -40,6 +40,7 @@ PW_BIND(TFE_ContextOptionsSetConfig, nullptr, kOptional)
 PW_BIND(TFE_NewContext, nullptr, kOptional)
 PW_BIND(TFE_ContextAddFunctionDef, nullptr, kOptional)
 PW_BIND(TFE_ContextAddFunction, nullptr, kOptional)
+PW_BIND(TF_GraphToFunctionWithControlOutputs, nullptr, kOptional)
 PW_BIND(
     _ZN3tsl6thread10ThreadPoolC1EPNS_3EnvERKNS_13ThreadOptionsERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEibPN5Eigen9AllocatorE,
     nullptr, kOptional)

@@ -1,8 +1,10 @@
 """parwidth's shape inference against onnx's own (onnx.shape_inference), on every ONNX
 model family of the tests (tests/fixtures/models/*.onnx, written by
-tests/fixtures/gen/gen_onnx.py; bench/paper runs the same files): the FLOPs of the
-convolutions and matmuls, per op type, from `parwidth width --json`
-(heavy_flops_by_type) and from the shapes onnx infers, within 5%.
+tests/fixtures/gen/gen_onnx.py; bench/paper runs the same files) and on torchvision
+models that the test exports itself with torch.onnx.export at opsets 13 and 17
+(tests/programs/torch_export.py, in .venv/torch): the FLOPs of the convolutions and
+matmuls, per op type, from `parwidth width --json` (heavy_flops_by_type) and from the
+shapes onnx infers, within 5%.
 
 Both sides count alike: 2 x MACs (a Conv's weight [M, C/group, k...] times its output,
 so groups count), plus one per output for a bias (Conv's third input, Gemm's C).
@@ -10,13 +12,18 @@ so groups count), plus one per output for a bias (Conv's third input, Gemm's C).
 onnx's inference leaves a tensor's shape unknown where it depends on values that it
 does not propagate: ShuffleNet v2's channel split is a Slice whose ends are computed
 from Shape -> Gather -> Add -> Div -> Mul, and onnx's data propagation stops at the
-Div, so the 39 convolutions behind the splits get no shape. A comparison that skipped
-them measured half of ShuffleNet's FLOPs (parwidth looked 2.0x too high). So the
-reference folds such small integer shape computations itself (numpy, below), feeds the
-values back as constants and infers again, until nothing more is learned; a heavy op
-whose shape is still unknown then fails the test instead of dropping out of the sum.
+Div, so the convolutions behind the splits get no shape (a comparison that skipped them
+measured half of ShuffleNet's FLOPs: parwidth looked 2.0x too high); Swin's windows pad
+by amounts computed with Mod, Concat, Reshape, a reversing Slice and Transpose. So the
+reference folds every small computation whose inputs are known values with onnx's own
+reference implementation of the operator (onnx.reference), Shape and Size from the
+inferred shapes, feeds the values back as constants and infers again, until nothing
+more is learned; a heavy op whose shape is still unknown then fails the test instead of
+dropping out of the sum. A symbolic input dim (the exports' dynamic batch) is 1 on both
+sides, as parwidth takes it.
 
-Runs with .venv/ort/bin/python (scripts/test); skips where the onnx package is missing.
+Runs with .venv/ort/bin/python (scripts/test); skips where the onnx package is missing,
+and the exported models where .venv/torch (torch, torchvision) is.
 """
 import json
 import math
@@ -29,6 +36,7 @@ import pytest
 onnx = pytest.importorskip("onnx", reason="the onnx package is not installed in this environment")
 np = pytest.importorskip("numpy")
 from onnx import helper, numpy_helper, shape_inference  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("PW_BUILD", "build"))
@@ -40,6 +48,11 @@ FAMILIES = sorted(p.name for p in MODELS.glob("*.onnx"))
 HEAVY = ("Conv", "Gemm", "MatMul")
 TOLERANCE = 0.05
 MAX_FOLD = 4096  # elements: shape computations are small; nothing bigger is folded
+TORCH_PYTHON = ROOT / ".venv" / "torch" / "bin" / "python"
+EXPORTER = ROOT / "tests" / "programs" / "torch_export.py"
+EXPORTED = ("shufflenet_v2_x0_5", "resnet18", "mobilenet_v2", "mobilenet_v3_small",
+            "squeezenet1_1", "googlenet", "swin_tiny", "vit_tiny")
+OPSETS = (13, 17)
 
 
 def dims_of(value_info):
@@ -61,78 +74,76 @@ def attr(node, name, default=None):
     return default
 
 
-def fold(node, vals, shapes):
-    """The integer value of node's first output from known inputs, or None."""
+def initializer_values(t):
+    """An initializer's values when the file has them (the fixtures' weights are
+    stripped) and it is small, else None."""
+    if math.prod(t.dims) > MAX_FOLD:
+        return None
+    try:
+        v = numpy_helper.to_array(t)
+    except Exception:  # noqa: BLE001 - dims without data
+        return None
+    return v if v.size == math.prod(t.dims) else None
+
+
+def fold(node, vals, shapes, opset):
+    """The values of node's outputs from its known inputs, or None."""
     op, ins = node.op_type, list(node.input)
-    if op == "Constant":
-        t = attr(node, "value")
-        if t is not None and t.data_type in (6, 7):  # int32, int64
-            return numpy_helper.to_array(t).astype(np.int64)
-        ints = attr(node, "value_ints")
-        return np.array(ints, np.int64) if ints is not None else None
     if op == "Shape":
         s = shapes.get(ins[0])
         if s is None:
             return None
-        return np.array(s[attr(node, "start", 0):attr(node, "end", len(s))], np.int64)
-    x = [vals.get(i) if i else None for i in ins]
-    if any(v is None for v, i in zip(x, ins) if i):
+        return [np.array(s[attr(node, "start", 0):attr(node, "end", len(s))], np.int64)]
+    if op == "Size":
+        s = shapes.get(ins[0])
+        return None if s is None else [np.array(math.prod(s), np.int64)]
+    if op in HEAVY or op.startswith("Random") or node.domain not in ("", "ai.onnx"):
         return None
-    if op == "Gather":
-        return np.take(x[0], x[1], axis=attr(node, "axis", 0))
-    if op in ("Add", "Sub", "Mul"):
-        return {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}[op](x[0], x[1])
-    if op == "Div":  # ONNX integer Div truncates
-        if np.any(x[1] == 0):
-            return None
-        return np.trunc(x[0] / x[1]).astype(np.int64)
-    if op == "Concat":
-        return np.concatenate(x, axis=attr(node, "axis", 0))
-    if op == "Unsqueeze":
-        axes = attr(node, "axes", None)
-        axes = list(x[1]) if axes is None else axes
-        return np.expand_dims(x[0], tuple(int(a) for a in axes))
-    if op == "Squeeze":
-        axes = attr(node, "axes", None)
-        axes = list(x[1]) if axes is None and len(x) > 1 else axes
-        return np.squeeze(x[0], tuple(int(a) for a in axes) if axes is not None else None)
-    if op == "Cast":
-        return x[0] if attr(node, "to") in (6, 7) else None
-    if op == "Slice" and x[0].ndim == 1:
-        steps = x[4] if len(x) > 4 and x[4] is not None else [1]
-        return x[0][int(x[1][0]):int(x[2][0]):int(steps[0])]
-    return None
+    if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
+        return None
+    if (not ins and op != "Constant") or any(i and i not in vals for i in ins):
+        return None
+    try:
+        outs = ReferenceEvaluator(node, opsets={"": opset}).run(None, {i: vals[i] for i in ins if i})
+    except Exception:  # noqa: BLE001 - an operator the reference cannot run alone
+        return None
+    return [np.asarray(o) for o in outs]
 
 
 def reference(path):
     """Conv/Gemm/MatMul FLOPs per op type from onnx's inferred shapes; the names of the
     heavy ops whose shapes it could not infer (even after folding)."""
     model = onnx.load(str(path))
-    for _ in range(16):
-        inferred = shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
-        g = inferred.graph
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
+    for inp in model.graph.input:  # a symbolic dim is 1, as parwidth takes it
+        for d in inp.type.tensor_type.shape.dim:
+            if not d.HasField("dim_value"):
+                d.dim_value = 1
+    for _ in range(len(model.graph.node) + 1):
+        g = shape_inference.infer_shapes(model, strict_mode=False, data_prop=True).graph
         shapes = {vi.name: dims_of(vi) for vi in list(g.input) + list(g.value_info) + list(g.output)}
+        vals = {}
         for t in g.initializer:
             shapes[t.name] = list(t.dims)
-        vals = {t.name: numpy_helper.to_array(t).astype(np.int64)
-                for t in g.initializer if t.data_type in (6, 7) and (t.raw_data or t.int64_data or t.int32_data)}
-        for node in g.node:  # in topological order, as the exporter wrote them
-            v = fold(node, vals, shapes)
-            if v is not None and node.output and v.size <= MAX_FOLD:
-                vals[node.output[0]] = np.asarray(v, np.int64)
-        # Values onnx did not know: written back as Constant nodes, then inferred again.
-        new = []
-        changed = False
-        for node in model.graph.node:
-            out = node.output[0] if node.output else ""
-            if (node.op_type not in ("Constant",) and len(node.output) == 1 and out in vals
-                    and node.op_type in ("Shape", "Gather", "Add", "Sub", "Mul", "Div", "Concat",
-                                         "Unsqueeze", "Squeeze", "Cast", "Slice")):
-                new.append(helper.make_node("Constant", [], [out],
-                                            value=numpy_helper.from_array(vals[out], out + "_folded")))
-                changed = True
-            else:
+            v = initializer_values(t)
+            if v is not None:
+                vals[t.name] = v
+        new, changed = [], False
+        for node in model.graph.node:  # in topological order, as the exporter wrote them
+            outs = fold(node, vals, shapes, opset)
+            if outs is None or len(outs) != len(node.output) or any(o.size > MAX_FOLD for o in outs):
                 new.append(node)
+                continue
+            for name, v in zip(node.output, outs):
+                vals[name] = v
+            if node.op_type == "Constant":
+                new.append(node)
+                continue
+            # Values onnx did not know: written back as constants, then inferred again.
+            new.extend(helper.make_node("Constant", [], [name],
+                                        value=numpy_helper.from_array(v, name + "_folded"))
+                       for name, v in zip(node.output, outs) if name)
+            changed = True
         if not changed:
             break
         del model.graph.node[:]
@@ -165,20 +176,51 @@ def parwidth_flops(path):
     return {op: f for op, f in w["heavy_flops_by_type"].items() if op in HEAVY}, w
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-def test_heavy_flops_agree_with_onnx_shape_inference(family):
+def check_agreement(path):
     if not PARWIDTH.exists():
         pytest.fail(f"{PARWIDTH} not found: build first (scripts/build) or set PW_BUILD")
-    ref, unknown = reference(MODELS / family)
+    ref, unknown = reference(path)
     assert not unknown, f"onnx's shape inference (with folding) left these unknown: {unknown[:5]}"
-    ours, w = parwidth_flops(MODELS / family)
+    ours, w = parwidth_flops(path)
     assert w["costs"] == "flops", w
     assert set(ours) == set(ref), (ours, ref)
     for op in ref:
         ratio = ours[op] / ref[op]
-        assert abs(ratio - 1) <= TOLERANCE, f"{family} {op}: parwidth {ours[op]:.4g} vs onnx {ref[op]:.4g}"
+        assert abs(ratio - 1) <= TOLERANCE, f"{path.name} {op}: parwidth {ours[op]:.4g} vs onnx {ref[op]:.4g}"
     total = sum(ours.values()) / sum(ref.values())
-    assert abs(total - 1) <= TOLERANCE, (family, total)
+    assert abs(total - 1) <= TOLERANCE, (path.name, total)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_heavy_flops_agree_with_onnx_shape_inference(family):
+    check_agreement(MODELS / family)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """The torchvision models of tests/programs/torch_export.py, exported once per opset
+    by .venv/torch's torch.onnx.export."""
+    if not TORCH_PYTHON.exists():
+        pytest.skip(f"{TORCH_PYTHON} not found: no torch environment to export with (scripts/bootstrap)")
+    probe = subprocess.run([str(TORCH_PYTHON), "-c", "import torch, torchvision"], capture_output=True,
+                           text=True, timeout=300)
+    if probe.returncode != 0:
+        pytest.skip(f"torch or torchvision does not import in {TORCH_PYTHON}: {probe.stderr[-300:]}")
+    out = tmp_path_factory.mktemp("exported")
+    for opset in OPSETS:
+        p = subprocess.run([str(TORCH_PYTHON), str(EXPORTER), str(out), str(opset), *EXPORTED],
+                           capture_output=True, text=True, timeout=900)
+        assert p.returncode == 0, p.stderr[-3000:]
+    return out
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("model", EXPORTED)
+def test_torch_exports_agree_with_onnx_shape_inference(exported, model, opset):
+    # Exported as users export (dynamic batch): the graph computes its own shapes.
+    path = exported / f"{model}_opset{opset}.onnx"
+    assert onnx.load(str(path)).opset_import[0].version == opset
+    check_agreement(path)
 
 
 def test_every_family_is_checked():

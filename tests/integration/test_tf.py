@@ -20,6 +20,7 @@ without the preload and checks that three views agree with the report:
 """
 import importlib.util
 import json
+import math
 import os
 import re
 import subprocess
@@ -251,7 +252,18 @@ def test_wide_and_deep_session_planned_from_its_embedding_graph(tmp_path):
     assert g["source"] == "tensorflow session graph"
     assert g["avg_width"] >= 2, g  # the towers
     plan = report["plan"]
-    assert plan["pools"] == min(g["avg_width"], g["max_level_width"], plan["slots"])
+    if plan["source"] == "width":
+        assert plan["pools"] == min(g["avg_width"], g["max_level_width"], plan["slots"])
+    else:
+        # Costed (the session graph's shapes are all known): the machine model's
+        # pick, which takes the fewest threads among candidates within 1% of
+        # the fastest (governor/schedule.h); 1 or 2 pools predict within 1% of
+        # each other for this graph on 2 cores.
+        assert plan["source"] == "model" and g["costs"] == "flops", (plan, g)
+        best = min(c["seconds"] for c in plan["predicted"])
+        chosen = [c for c in plan["predicted"]
+                  if (c["pools"], c["intra"]) == (plan["pools"], plan["threads"])]
+        assert chosen and chosen[0]["seconds"] <= best * 1.01 + 1e-12, plan
     assert tf_view(err) == (plan["pools"], plan["threads"])
     check_outputs_match(base, prog)
 
@@ -261,10 +273,10 @@ def test_wide_and_deep_session_planned_from_its_embedding_graph(tmp_path):
 KERAS_FIT = ROOT / "tests" / "programs" / "keras_fit.py"
 
 
-def keras_run(tmp_path, tag, preload=True, **env):
-    """tests/programs/keras_fit.py (model.fit on four parallel Dense branches);
-    returns (program's JSON, report or None, stderr). The cache directory and
-    the node registry are the test's own."""
+def keras_run(tmp_path, tag, preload=True, model="dense", **env):
+    """tests/programs/keras_fit.py (model.fit; by default on four parallel Dense
+    branches); returns (program's JSON, report or None, stderr). The cache
+    directory and the node registry are the test's own."""
     out = tmp_path / f"{tag}.json"
     report = tmp_path / f"{tag}.report.json"
     extra = dict(TF_LOGS, XDG_CACHE_HOME=tmp_path / "cache",
@@ -273,7 +285,7 @@ def keras_run(tmp_path, tag, preload=True, **env):
     if preload:
         extra["LD_PRELOAD"] = str(LIB)
         extra["PARWIDTH_REPORT"] = str(report)
-    p = subprocess.run([sys.executable, str(KERAS_FIT), "--json", str(out)],
+    p = subprocess.run([sys.executable, str(KERAS_FIT), "--model", model, "--json", str(out)],
                        env=clean_env(**extra), capture_output=True, text=True, timeout=240)
     assert p.returncode == 0, p.stderr[-3000:]
     return load(out), (load(report) if preload else None), p.stderr
@@ -333,6 +345,33 @@ def test_keras_fit_function_graphs_are_remembered_for_the_next_run(tmp_path):
                                             "intra_op_parallelism_threads": 0}
     check_outputs_match(base, prog2)
     assert len(memory_files(tmp_path)) == 1
+
+
+@pytest.mark.parametrize("model", ["branches", "residual", "recurrent", "embedding"])
+def test_keras_models_train_steps_are_costed_and_plan_the_next_run(tmp_path, model):
+    # The kinds of Keras models users train (tests/programs/keras_fit.py --model):
+    # Conv2D branches, residual blocks, LSTM and GRU layers, an embedding. Their
+    # train steps hold convolution gradients, the tape's shape arithmetic,
+    # While loops over TensorLists and sparse updates; each step's weights come
+    # as resource arguments whose shapes TensorFlow leaves out of the FunctionDef
+    # (read where it makes the function).
+    prog1, rep1, _ = keras_run(tmp_path, "first", model=model)
+    readable = [f for f in rep1["functions"] if f["readable"]]
+    step = max(readable, key=lambda f: f["heavy"])
+    assert step["costs"] == "flops", step
+    # Each Conv2D and Dense layer's forward FLOPs come back at least twice in
+    # its step (forward, and its weights' gradient); a kernel whose size were
+    # guessed (1x1, unknown dims as 1) would fall far short of that.
+    assert step["work_flops"] >= 1.8 * prog1["forward_flops"], (step, prog1["forward_flops"])
+    assert rep1["function_memory"]["written"] == "yes"
+
+    prog2, rep2, _ = keras_run(tmp_path, "second", model=model)
+    g, plan = rep2["graph"], rep2["plan"]
+    assert g["source"] == f"tensorflow function graph {step['name']} (remembered)", g
+    assert g["costs"] == "flops", g
+    assert plan["source"] == "model", plan
+    assert rep2["function_memory"]["function"] == step["name"]
+    assert prog2["losses"] and all(math.isfinite(v) for v in prog2["losses"])
 
 
 def test_keras_fit_corrupt_function_memory_is_one_warning(tmp_path):

@@ -9,101 +9,13 @@
 
 #include "core/report.h"
 #include "graph/graph.h"
+#include "tests/unit/graph/shape_builder.h"
 #include "tests/unit/graph/test_util.h"
 
 namespace pw::graph {
 namespace {
 
-using Dims = std::vector<int64_t>;
-
-Attr ai(const std::string& n, int64_t v) {
-  Attr a;
-  a.name = n, a.kind = Attr::Kind::kInt, a.i = v;
-  return a;
-}
-Attr ais(const std::string& n, Dims v) {
-  Attr a;
-  a.name = n, a.kind = Attr::Kind::kInts, a.ints = std::move(v);
-  return a;
-}
-Attr as(const std::string& n, const std::string& v) {
-  Attr a;
-  a.name = n, a.kind = Attr::Kind::kString, a.s = v;
-  return a;
-}
-
-// Builds a graph the way the readers do: inputs, constants, nodes linked by tensor name
-// (ONNX) or by node name (TF).
-struct Builder {
-  Graph g;
-  explicit Builder(Format f = Format::kOnnx) {
-    g.format = f;
-    g.name = "t";
-  }
-  void input(const std::string& n, Dims d, DType t = DType::kFloat) {
-    g.inputs.push_back(n);
-    TensorInfo ti;
-    ti.rank = int(d.size()), ti.dims = std::move(d), ti.dtype = t;
-    g.tensors[n] = ti;
-  }
-  void weight(const std::string& n, Dims d, Dims values = {}, DType t = DType::kFloat) {
-    TensorInfo ti;
-    ti.rank = int(d.size()), ti.dims = std::move(d), ti.dtype = t, ti.constant = true;
-    if (!values.empty() || ti.elements() == 0) ti.values = values, ti.has_values = true;
-    g.tensors[n] = ti;
-  }
-  void ints(const std::string& n, Dims v) {  // a 1-D int64 initializer
-    weight(n, {int64_t(v.size())}, v, DType::kInt64);
-  }
-  Node& node(const std::string& op, std::vector<std::string> in, std::vector<std::string> out,
-             std::vector<Attr> attrs = {}) {
-    Node n;
-    n.name = op + std::to_string(g.nodes.size());
-    n.op = op;
-    n.inputs = std::move(in);
-    n.outputs = std::move(out);
-    n.attrs = std::move(attrs);
-    g.nodes.push_back(std::move(n));
-    return g.nodes.back();
-  }
-  // TF: outputs are the node's name.
-  Node& tf(const std::string& name, const std::string& op, std::vector<std::string> in,
-           std::vector<Attr> attrs = {}) {
-    Node& n = node(op, std::move(in), {}, std::move(attrs));
-    n.name = name;
-    return n;
-  }
-  void link() {
-    for (Node& n : g.nodes) {
-      n.preds.clear();
-      for (const std::string& in : n.inputs) {
-        std::string want = in;
-        if (!want.empty() && want[0] == '^') want = want.substr(1);
-        if (g.format != Format::kOnnx) want = want.substr(0, want.find(':'));
-        for (size_t j = 0; j < g.nodes.size(); ++j) {
-          const Node& p = g.nodes[j];
-          const bool hit = g.format == Format::kOnnx ? std::find(p.outputs.begin(), p.outputs.end(),
-                                                                 want) != p.outputs.end()
-                                                     : p.name == want;
-          if (hit) n.preds.push_back(uint32_t(j));
-        }
-      }
-    }
-  }
-  std::vector<std::string> run(const InputShapes& given = {}) {
-    link();
-    std::vector<std::string> w;
-    std::string err;
-    EXPECT_EQ(shapes_infer(&g, given, &w, &err), Status::kOk) << err;
-    return w;
-  }
-  const Node& at(size_t i) const { return g.nodes[i]; }
-  const Node& last() const { return g.nodes.back(); }
-};
-
-Dims dims(const Node& n, size_t k = 0) {
-  return k < n.out.size() && n.out[k].rank >= 0 ? n.out[k].dims : Dims{-99};
-}
+using namespace test;  // NOLINT: the graph builder
 
 // ---------------------------------------------------------------- convolution
 
@@ -323,6 +235,74 @@ TEST(Shapes, TorchReshapeChainFolds) {
   ASSERT_TRUE(t.has_values);
   EXPECT_EQ(t.values, (Dims{2, -1}));
   EXPECT_EQ(dims(b.last()), (Dims{2, 12}));
+}
+
+TEST(Shapes, TorchPadChainFolds) {
+  // torch 1.13's export of F.pad(x, (0, pad_w, 0, pad_h)) with pad = (7 - W % 7) % 7, as
+  // torchvision's Swin pads to whole windows: the pads are computed with Mod, put in
+  // torch's order (last dim first) by Concat -> Reshape [-1, 2] -> Slice (reversed) ->
+  // Transpose -> Reshape [-1] -> Cast, then Pad. W = 15: 6 columns; H = 14: none.
+  Builder b;
+  b.input("x", {1, 4, 14, 15});
+  b.ints("seven", {7});
+  b.ints("hw", {14, 15});
+  b.node("Mod", {"hw", "seven"}, {"rem"});    // 0: [0, 1]
+  b.node("Sub", {"seven", "rem"}, {"left"});  // 1: [7, 6]
+  b.node("Mod", {"left", "seven"}, {"pad"});  // 2: [0, 6]
+  b.ints("zeros", {0, 0});
+  b.ints("z", {0});
+  b.ints("one", {1});
+  b.ints("two", {2});
+  b.node("Slice", {"pad", "one", "two"}, {"pw"});  // 3: [6]
+  b.node("Slice", {"pad", "z", "one"}, {"ph"});    // 4: [0]
+  // torch's pad list (0, pw, 0, ph) and its zeros for the leading dims.
+  b.node("Concat", {"z", "pw", "z", "ph", "zeros", "zeros"}, {"flat"}, {ai("axis", 0)});  // 5
+  b.ints("pairs", {-1, 2});
+  b.node("Reshape", {"flat", "pairs"}, {"p2"});  // 6: [[0,6],[0,0],[0,0],[0,0]]
+  b.ints("start", {-1});
+  b.ints("end", {-5});
+  b.ints("axis0", {0});
+  b.ints("back", {-1});
+  b.node("Slice", {"p2", "start", "end", "axis0", "back"}, {"rev"});  // 7: rows reversed
+  b.node("Transpose", {"rev"}, {"t"}, {ais("perm", {1, 0})});         // 8
+  b.ints("minus1", {-1});
+  b.node("Reshape", {"t", "minus1"}, {"onnx_pads"});  // 9
+  b.node("Cast", {"onnx_pads"}, {"pads"}, {ai("to", int64_t(DType::kInt64))});
+  b.node("Pad", {"x", "pads"}, {"y"});  // 11
+  b.node("Mod", {"hw", "seven"}, {"fm"}, {ai("fmod", 1)});
+  b.run();
+  auto values = [&](size_t i) {
+    return b.at(i).out[0].has_values ? b.at(i).out[0].values : Dims{-99};
+  };
+  EXPECT_EQ(values(0), (Dims{0, 1}));
+  EXPECT_EQ(values(2), (Dims{0, 6}));
+  EXPECT_EQ(values(6), (Dims{0, 6, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(values(7), (Dims{0, 0, 0, 0, 0, 0, 0, 6}));
+  EXPECT_EQ(values(8), (Dims{0, 0, 0, 0, 0, 0, 0, 6}));
+  EXPECT_EQ(values(10), (Dims{0, 0, 0, 0, 0, 0, 0, 6}));
+  EXPECT_EQ(dims(b.at(11)), (Dims{1, 4, 14, 21}));
+  EXPECT_EQ(values(12), (Dims{0, 1}));
+}
+
+TEST(Shapes, IntegerModTakesTheSignOfItsOperand) {
+  // ONNX Mod: fmod 0 (the default) takes the divisor's sign, as Python's %; fmod 1 the
+  // dividend's, as C's; and a transpose of a 2x3 value moves its values.
+  Builder b;
+  b.ints("a", {-7, 7, -7, 7});
+  b.ints("d", {3, -3, -3, 3});
+  b.node("Mod", {"a", "d"}, {"m"});
+  b.node("Mod", {"a", "d"}, {"f"}, {ai("fmod", 1)});
+  b.weight("m23", {2, 3}, {1, 2, 3, 4, 5, 6}, DType::kInt64);
+  b.node("Transpose", {"m23"}, {"t"});
+  b.ints("zero", {0});
+  b.node("Mod", {"a", "zero"}, {"undefined"});
+  b.run();
+  EXPECT_EQ(b.at(0).out[0].values, (Dims{2, -2, -1, 1}));
+  EXPECT_EQ(b.at(1).out[0].values, (Dims{-1, 1, -1, 1}));
+  EXPECT_EQ(dims(b.at(2)), (Dims{3, 2}));
+  EXPECT_EQ(b.at(2).out[0].values, (Dims{1, 4, 2, 5, 3, 6}));
+  EXPECT_FALSE(b.at(3).out[0].has_values);  // by zero: not folded
+  EXPECT_EQ(dims(b.at(3)), (Dims{4}));
 }
 
 TEST(Shapes, ReshapeZeroCopiesAndGatherEmbedding) {
@@ -769,6 +749,29 @@ TEST(ShapesFromBytes, TfAttrsPlaceholderShapeAndConstTensor) {
   EXPECT_TRUE(w.empty());
   EXPECT_EQ(graph.nodes[2].shape, (Dims{2, 4, 4, 4}));
   EXPECT_DOUBLE_EQ(graph.nodes[2].flops, 2.0 * 128 * 27);
+}
+
+TEST(ShapesFromBytes, TfDimWithoutSizeIsAnEmptyDim) {
+  // proto3 leaves a zero size out: `dim {}` is a dim of 0 (Keras's empty Shape constants,
+  // the axes of a reduction over nothing), not an unknown one (-1 is written out).
+  using namespace test;  // NOLINT: encoding helpers
+  auto attr = [](const std::string& key, const std::string& value) {
+    return field_bytes(5, field_bytes(1, key) + field_bytes(2, value));
+  };
+  const std::string empty =
+      field_bytes(1, "e") + field_bytes(2, "Const") +
+      attr("value", field_bytes(8, field_varint(1, 3) + field_bytes(2, field_bytes(2, ""))));
+  const std::string bytes = tf_graph({empty});
+  Graph graph;
+  std::string err;
+  ASSERT_EQ(model_parse(bytes.data(), bytes.size(), Format::kTfGraphDef, &graph, &err), Status::kOk)
+      << err;
+  std::vector<std::string> w;
+  ASSERT_EQ(shapes_infer(&graph, {}, &w, &err), Status::kOk);
+  EXPECT_EQ(graph.nodes[0].shape, (Dims{0}));
+  ASSERT_FALSE(graph.nodes[0].out.empty());
+  EXPECT_TRUE(graph.nodes[0].out[0].has_values);
+  EXPECT_TRUE(graph.nodes[0].out[0].values.empty());
 }
 
 // ---------------------------------------------------------------- input shapes syntax

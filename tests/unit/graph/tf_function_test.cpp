@@ -111,6 +111,45 @@ TEST(TfFunction, InputShapesAttributeIsUsedWhenNoArgAttr) {
   EXPECT_EQ(g.nodes[0].out[0].dims, (std::vector<int64_t>{2, 8}));
 }
 
+// CppShapeInferenceResult.HandleData: is_set, then one HandleShapeAndType (shape, dtype).
+std::string handle_data(std::vector<int64_t> dims, int64_t dtype) {
+  return field_varint(1, 1) +
+         field_bytes(2, field_bytes(1, shape(dims)) + field_varint(2, uint64_t(dtype)));
+}
+
+TEST(TfFunction, HandleDataBesideTheFunctionDefGivesTheVariables) {
+  // What the preload reads from the graph a function came from (TF_GetHandleShapeAndType)
+  // where the FunctionDef has no handle_data: w1's [8,4] float variable; w2's bytes do not
+  // read and leave it as it was; x, no resource, is not touched by what is given for it.
+  Graph g;
+  Stats s;
+  std::string err;
+  const std::string f = two_branches(false);
+  const std::vector<std::string> handles = {handle_data({99}, 1), handle_data({8, 4}, 1),
+                                            std::string("\x12\x05\x0a", 3)};
+  ASSERT_EQ(function_parse(f.data(), f.size(), handles, &g, &err), Status::kOk) << err;
+  EXPECT_EQ(g.format, Format::kTfFunctionDef);
+  ASSERT_GE(g.nodes.size(), 3u);
+  EXPECT_EQ(g.nodes[0].op, "Placeholder");  // x
+  EXPECT_EQ(g.nodes[1].op, "VarHandleOp");  // w1
+  EXPECT_EQ(g.nodes[1].attr_ints("shape"), (std::vector<int64_t>{8, 4}));
+  EXPECT_EQ(g.nodes[2].op, "Placeholder");  // w2: its handle data did not read
+  std::vector<std::string> warnings;
+  ASSERT_EQ(shapes_infer(&g, {{"x", {2, 8}}}, &warnings, &err), Status::kOk) << err;
+  for (const Node& n : g.nodes) {
+    if (n.name == "m1") {
+      EXPECT_DOUBLE_EQ(n.flops, 2.0 * 2 * 4 * 8);
+    }
+  }
+  // Nothing given, or a list for another function (two arguments): the FunctionDef alone.
+  for (const std::vector<std::string>& other :
+       {std::vector<std::string>{}, std::vector<std::string>{"", handle_data({8, 4}, 1)}}) {
+    Graph g2;
+    ASSERT_EQ(function_parse(f.data(), f.size(), other, &g2, &err), Status::kOk) << err;
+    EXPECT_EQ(g2.nodes[1].op, "Placeholder");
+  }
+}
+
 TEST(TfFunction, NeverGuessedByAuto) {
   Graph g;
   std::string err;
