@@ -124,7 +124,9 @@ std::string stats_json(const graph::Stats& s) {
     stats_fields(&w, s, true);
     return w.str();
   } catch (...) {
-    return "{}";  // out of memory: an empty object keeps callers' JSON well-formed
+    // Out of memory: an empty object keeps callers' JSON well-formed.
+    log::warn("the graph's statistics could not be written (out of memory)");
+    return "{}";
   }
 }
 

@@ -1,29 +1,8 @@
-// hooks/fail_open: the one boundary between parwidth's own work inside a hook
-// and the host's call. Whatever that work throws (in practice: running out of
-// memory) stops here, says why once per key (rt::fail_open_note: a warning,
-// kept for the report), and the hook goes on with the host's call as asked.
-// scripts/lint refuses a `catch (...)` in hooks/ that neither logs nor rethrows.
+// hooks/fail_open: the hooks' name for the one fail-open boundary (runtime/fail_open.h).
 #pragma once
 
-#include <exception>
-
-#include "runtime/api.h"
+#include "runtime/fail_open.h"
 
 namespace pw::hooks {
-
-// Runs f(). False if it threw (the caller then undoes what it began, and
-// lets the host's call go on as the host asked).
-template <typename F>
-bool fail_open(const char* key, F&& f) noexcept {
-  try {
-    f();
-    return true;
-  } catch (const std::exception& e) {
-    rt::fail_open_note(key, e.what());
-  } catch (...) {
-    rt::fail_open_note(key, "an exception that is not a std::exception");
-  }
-  return false;
-}
-
+using rt::fail_open;
 }  // namespace pw::hooks

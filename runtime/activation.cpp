@@ -228,17 +228,6 @@ bool governing() {
          g->opt.mode == opt::Mode::kGovern;
 }
 
-gov::SettingDecision setting_decide(int plan, int current, bool user_set, gov::SettingKind kind) {
-  gov::SettingInput in;
-  in.kind = kind;
-  in.plan = plan;
-  in.current = current;
-  in.user_set = user_set;
-  in.governing = governing();
-  in.override_user = g && g->opt.override_user;
-  return gov::setting_decide(in);
-}
-
 int omp_cap() {
   return g ? g->omp_cap.load(std::memory_order_relaxed) : 0;
 }

@@ -32,11 +32,6 @@ const opt::Options& options();
 bool ensure_active();
 bool governing();  // active and mode == govern
 
-// governor/setting's decision for a runtime's thread setting, with this
-// process's mode (governing()) and PARWIDTH_OVERRIDE filled in.
-gov::SettingDecision setting_decide(int plan, int current, bool user_set,
-                                    gov::SettingKind kind = gov::SettingKind::kSet);
-
 // The pool of the calling thread (-1: not a pool member).
 int current_pool();
 void current_pool_set(int pool);

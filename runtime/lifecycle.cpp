@@ -13,6 +13,7 @@
 
 #include "core/log.h"
 #include "core/report.h"
+#include "runtime/fail_open.h"
 #include "runtime/functions.h"
 #include "runtime/monitor.h"
 #include "runtime/state.h"
@@ -131,11 +132,7 @@ void on_exit() {
   }
   in.threads = r.threads.snapshot();
   if (s == kActive) {
-    try {
-      pins_as_they_stand(&in.threads);
-    } catch (...) {
-      // Fail open: only running out of memory throws here; this step is skipped, the host runs on.
-    }
+    fail_open("report-pins", [&] { pins_as_they_stand(&in.threads); });
   }
   in.threads_ended = r.threads.ended();
   in.threads_unlisted = r.threads.ended_unlisted();
@@ -158,20 +155,12 @@ void on_exit() {
 
 void single_threaded_begin() {
   if (!selected() || own_pid() != getpid()) return;
-  try {
-    monitor::pause_sampler();
-  } catch (...) {
-    // Fail open: only running out of memory throws here; this step is skipped, the host runs on.
-  }
+  fail_open("monitor-pause", [] { monitor::pause_sampler(); });
 }
 
 void single_threaded_end() {
   if (!selected() || own_pid() != getpid()) return;
-  try {
-    monitor::resume_sampler();
-  } catch (...) {
-    // Fail open: only running out of memory throws here; this step is skipped, the host runs on.
-  }
+  fail_open("monitor-resume", [] { monitor::resume_sampler(); });
 }
 
 void on_fork_prepare() {

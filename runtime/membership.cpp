@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "governor/node_share.h"
 #include "governor/process_share.h"
+#include "runtime/fail_open.h"
 #include "runtime/monitor.h"
 #include "runtime/state.h"
 
@@ -299,7 +300,7 @@ std::string node_listing_change(Runtime& r, const std::vector<gov::NodeMember>& 
 void node_tick(uint64_t t_ns, double busy_cpus) {
   Runtime* r = g;
   if (!r || !r->node_member || r->state.load(std::memory_order_acquire) != kActive) return;
-  try {
+  fail_open("node-tick", [&] {
     gov::MembershipInput in;
     in.t_ns = t_ns;
     in.busy_cpus = busy_cpus;
@@ -350,9 +351,7 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
                  node_listing_change(*r, s.members, sample));
     }
     node_entry_refresh(*r, t_ns);
-  } catch (...) {
-    // Fail open: only running out of memory throws here; this step is skipped, the host runs on.
-  }
+  });
 }
 
 bool node_shared() {

@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "counters/counters.h"
 #include "governor/oversub.h"
+#include "runtime/fail_open.h"
 
 namespace pw::monitor {
 namespace {
@@ -113,11 +114,7 @@ void on_sample(const counters::Sample& s, void*) {
   o.cache_misses = s.papi.cache_misses;
   std::vector<std::pair<long, cpu_set_t>> strays;
   if (s.detail) {
-    try {
-      strays = strays_of(s);
-    } catch (...) {
-      // Fail open: only running out of memory throws here; this step is skipped, the host runs on.
-    }
+    rt::fail_open("monitor-strays", [&] { strays = strays_of(s); });
     o.strays = static_cast<uint32_t>(strays.size());
   }
   gov::OversubAction a[gov::kMaxActions];

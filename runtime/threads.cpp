@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "runtime/fail_open.h"
 #include "runtime/state.h"
 #include "topology/affinity.h"
 
@@ -16,12 +17,10 @@ namespace pw::rt {
 // own check may come after this one), then its record leaves the live ones.
 void thread_ended(void* tid) {
   if (!g || g->pid.load(std::memory_order_relaxed) != getpid()) return;
-  try {
+  fail_open("thread-end", [tid] {
     own_pin_check();
     g->threads.retire(reinterpret_cast<long>(tid));
-  } catch (...) {
-    // Fail open: only running out of memory throws here; this step is skipped, the host runs on.
-  }
+  });
 }
 
 namespace {
@@ -122,7 +121,8 @@ bool thread_catch_up(long tid, unsigned generation) {
   // The common case, no plan since the thread took its core: one atomic load.
   if (!g || g->threads.generation() == generation) return false;
   Runtime& r = *g;
-  try {
+  bool moved = false;
+  fail_open("thread-catch-up", [&] {
     // Recorded before repin_threads read the records, the thread was moved
     // there (its record has the new generation); recorded after, it was not
     // seen and moves itself now. The lock orders the two.
@@ -130,12 +130,11 @@ bool thread_catch_up(long tid, unsigned generation) {
     gov::ThreadRecord t;
     if (!r.threads.find(tid, &t) || !t.pinned || t.generation == r.threads.generation() ||
         !thread_move_to_plan(r, &t, 0))
-      return false;
+      return;
     t_pool = t.pool;
-    return true;
-  } catch (...) {
-    return false;
-  }
+    moved = true;
+  });
+  return moved;
 }
 gov::PinMode pin_mode() {
   return g->opt.pin;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/json.h"
+#include "runtime/fail_open.h"
 #include "runtime/state.h"
 
 namespace pw::rt {
@@ -61,11 +62,7 @@ std::string in_force_json(Runtime& r, const InForce& now) {
   // Not read by the program's side (not a Python process, or it exited without
   // running atexit): what the hooks can read safely at exit.
   if (!given && g_hooks.runtime_values) {
-    try {
-      g_hooks.runtime_values(&values);
-    } catch (...) {
-      values.clear();  // the report says none were read; the host exits as it would
-    }
+    if (!fail_open("runtime-values", [&] { g_hooks.runtime_values(&values); })) values.clear();
   }
   json::Writer w;
   w.begin_object();
