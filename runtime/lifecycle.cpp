@@ -104,6 +104,7 @@ void on_exit() {
   // Joining a thread that does not exist here would hang it.
   if (own_pid() != getpid()) return;
   Runtime& r = *g;
+  r.exiting.store(true, std::memory_order_release);
   const int s = r.state.load(std::memory_order_acquire);
   monitor::stop();
   // Leave before the report: the others may grow back as soon as possible.
@@ -142,6 +143,10 @@ void on_exit() {
     if (s != kActive && s != kFailed) in.warnings = r.load_warnings;
   }
   report::exit_write(in);
+}
+
+void exit_begins() {
+  if (selected() && own_pid() == getpid()) g->exiting.store(true, std::memory_order_release);
 }
 
 void single_threaded_begin() {
@@ -183,6 +188,7 @@ void on_fork_child() {
   r.node_member = false;
   r.member_now.store(false);
   r.announced.store(false);
+  r.exiting.store(false);
   r.node_cpus.clear();
   r.node_worth = 0;
   r.omp_capping = false;

@@ -35,6 +35,8 @@ void start(const Setup& setup, int period_ms, double budget_cpus, int omp_cap);
 // sample on, the detector's advice says so. Callable from any thread, also
 // before start; kept across a fork.
 void fixed_pools_note();
+// Whether fixed_pools_note was called (in this process, since its fork).
+bool fixed_pools_noted();
 // The budget changed (node registry): the detector judges against budget_cpus and restarts its
 // team cap at omp_cap. Applied before the next sample is judged; callable from any thread.
 void rebudget(double budget_cpus, int omp_cap);
