@@ -163,11 +163,10 @@ OrtPlanned ort_session_replan(const OrtUserOptions& u, const OrtPlanned& made, g
         return "intra " + std::to_string(s.intra) + ", inter " + std::to_string(s.inter) +
                ", spin " + std::to_string(s.spin);
       };
-      rt::framework_note(kName, "session rebuilt for the plan in force (Python)",
-                         shape(in.now) + " -> " + shape(in.want),
-                         d.verdict == gov::RebuildVerdict::kRebuild,
-                         std::string(d.why) + (in.at_call ? "; at a call" : "; between runs") +
-                             ", runs in flight: " + std::to_string(in.runs_in_flight));
+      rt::framework_note(
+          kName, "session rebuilt for the plan in force (Python)",
+          shape(in.now) + " -> " + shape(in.want), d.verdict == gov::RebuildVerdict::kRebuild,
+          std::string(d.why) + "; runs in flight: " + std::to_string(in.runs_in_flight));
     }
     if (d.verdict == gov::RebuildVerdict::kRebuild) out = want;
   } catch (...) {

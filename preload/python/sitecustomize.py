@@ -224,10 +224,12 @@ def _wrap_ort(module, call, generation):
                 now = time.monotonic()
                 st = {"user": args, "a": a, "k": k, "lock": threading.Lock(), "bound": False,
                       "forced": None, "mu": threading.Lock(), "inflight": 0, "idle_since": now,
-                      "paused": 0.0, "seen": None, "plan_t": now, "pending": False,
-                      "watcher": None}
+                      "paused": 0.0, "seen": None, "plan_t": now, "pending": False}
+            first = getattr(self, "_parwidth", None) is None
             st["made"], st["gen"], st["t"] = want, generation(), time.monotonic()
             self._parwidth = st
+            if first:
+                watch(self, st)
         except Exception:
             return original(self, *a, **k)
         saved = (opts.intra_op_num_threads, opts.inter_op_num_threads, opts.execution_mode)
@@ -313,46 +315,55 @@ def _wrap_ort(module, call, generation):
             rebuild(self, st, want)
         return True
 
-    def watch(self, st):
-        """A rebuild that is due but not on a request's path: a thread of the
-        session's asks while no run is in flight, and makes the session again
-        there, while runs that start meanwhile use it as it was."""
-        w = st.get("watcher")
-        if w is not None and w.is_alive():
-            return
-        ref = weakref.ref(self)
+    # One thread for every session of the process, started with the first:
+    # every 50 ms, a session whose plan changed (or whose rebuild is due) and
+    # that has no run in flight is asked about from here, so that a rebuild
+    # is made between runs, also when the plan changed while nothing called
+    # it; runs that start meanwhile use the session as it was.
+    watched = {"sessions": [], "thread": None, "lock": threading.Lock()}
 
-        def loop():
-            while True:
-                time.sleep(0.05)
-                sess = ref()
-                if sess is None:
-                    return  # the program dropped the session
-                if not st["lock"].acquire(blocking=False):
-                    sess = None
-                    continue  # a run is asking now
+    def watch_loop():
+        while True:
+            time.sleep(0.05)
+            with watched["lock"]:
+                live = [(r, st) for r, st in watched["sessions"] if r() is not None]
+                watched["sessions"][:] = live
+            for r, st in live:
+                sess = r()
+                if sess is None or st.get("forced") is not None:
+                    continue
+                try:
+                    gen = generation()
+                    if (gen == st["gen"] and not st["pending"]) or \
+                            not st["lock"].acquire(blocking=False):
+                        continue
+                except Exception:
+                    return
                 try:
                     with st["mu"]:
                         inflight = st["inflight"]
                         pause = time.monotonic() - st["idle_since"]
-                    if inflight or st.get("forced") is not None:
-                        continue
-                    gen = generation()
-                    verdict, want = ask(st, gen, False, 0, pause)
-                    if settle(sess, st, gen, verdict, want):
-                        return
+                    if inflight == 0:
+                        verdict, want = ask(st, gen, False, 0, pause)
+                        settle(sess, st, gen, verdict, want)
                 except Exception:
-                    return
+                    pass
                 finally:
                     st["lock"].release()
                     sess = None
 
-        try:
-            t = threading.Thread(target=loop, name="parwidth-ort-rebuild", daemon=True)
-            t.start()
-            st["watcher"] = t
-        except Exception:
-            pass
+    def watch(self, st):
+        with watched["lock"]:
+            watched["sessions"].append((weakref.ref(self), st))
+            t = watched["thread"]
+            if t is None or not t.is_alive():
+                try:
+                    t = threading.Thread(target=watch_loop, name="parwidth-ort-rebuild",
+                                         daemon=True)
+                    t.start()
+                    watched["thread"] = t
+                except Exception:
+                    pass
 
     def check(self):
         """At each run: if the plan changed since the session was made, ask
@@ -373,8 +384,7 @@ def _wrap_ort(module, call, generation):
                 if inflight == 0:
                     paused = max(paused, time.monotonic() - st["idle_since"])
             verdict, want = ask(st, gen, True, inflight, paused)
-            if not settle(self, st, gen, verdict, want):
-                watch(self, st)
+            settle(self, st, gen, verdict, want)
         except Exception:
             pass
         finally:

@@ -250,3 +250,67 @@ def test_the_advice_for_a_server_names_its_event_loop_as_the_programs_own_thread
     assert "PARWIDTH_POOLS" not in text, text
     flagged = [a["text"] for a in monitor["actions"] if a["kind"] == "oversubscribed"]
     assert flagged and "the program's own threads" in flagged[0], flagged
+
+
+ORT_PY = ROOT / ".venv" / "ort" / "bin" / "python"
+ORT_IDLE_SESSION = r"""
+import json, sys, time
+import numpy as np
+import onnxruntime as ort
+sys.path.insert(0, sys.argv[1])
+from infer_ort import filled
+sess = ort.InferenceSession(filled(sys.argv[2], sys.argv[3]), providers=["CPUExecutionProvider"])
+inp = sess.get_inputs()[0]
+x = np.zeros([1 if not isinstance(d, int) else d for d in inp.shape], np.float32)
+for _ in range(3):
+    sess.run(None, {inp.name: x})
+print("ready", flush=True)
+sys.stdin.readline()
+resumed = time.time()
+for _ in range(3):
+    sess.run(None, {inp.name: x})
+print(json.dumps({"resumed": resumed}), flush=True)
+"""
+
+
+@needs_two_cpus
+def test_an_ort_session_is_rebuilt_between_runs_when_the_node_is_divided_while_it_idles(
+        toggle, tmp_path):
+    """An ONNX Runtime session made alone has the whole node's pools; a
+    neighbour arrives while it serves nothing. It is made again for its share
+    in that pause, with no run in flight, not by the next run that comes."""
+    if not ORT_PY.exists():
+        pytest.skip(".venv/ort missing (scripts/bootstrap)")
+    reg = tmp_path / "reg"
+    script = tmp_path / "idle_session.py"
+    script.write_text(ORT_IDLE_SESSION)
+    env = clean_env(LD_PRELOAD=LIB, PARWIDTH_NODE_DIR=reg, PARWIDTH_MONITOR_MS=50,
+                    PARWIDTH_REPORT=tmp_path / "ort.json")
+    p = subprocess.Popen([str(ORT_PY), str(script), str(ROOT / "examples"),
+                          str(ROOT / "tests" / "fixtures" / "models" / "googlenet.onnx"),
+                          str(tmp_path / "googlenet.onnx")],
+                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    neighbour = None
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        neighbour = start(toggle, reg, tmp_path / "n.json", 3000)
+        poll(lambda: listed(reg) == {p.pid, neighbour.pid}, what="both to be members")
+        time.sleep(3)  # the rebuild is due a second after the session was made
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        resumed = json.loads(p.stdout.readline())["resumed"]
+        p.stdin.close()
+        assert p.wait(timeout=60) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+        if neighbour:
+            neighbour.stdin.close()
+            neighbour.wait(timeout=30)
+    rebuilt = [f for f in load(tmp_path / "ort.json")["frameworks"]
+               if f["setting"] == "session rebuilt for the plan in force (Python)"]
+    assert rebuilt and rebuilt[0]["applied"], rebuilt
+    assert "between runs" in rebuilt[0]["why"] and "runs in flight: 0" in rebuilt[0]["why"], rebuilt
+    assert rebuilt[0]["time_ms"] < resumed * 1000, (rebuilt, resumed)
+    made, now = rebuilt[0]["value"].split(" -> ")
+    assert "spin 0" in now, rebuilt
