@@ -11,13 +11,14 @@ uint64_t scaled(uint64_t ns, double factor) {
 
 }  // namespace
 
-uint64_t membership_hold_ns(const MembershipState& st, bool fixed_pools, const MembershipConfig& c,
-                            const char** why) {
+uint64_t membership_hold_ns(const MembershipState& st, const MembershipInput& in,
+                            const MembershipConfig& c, const char** why) {
   const char* reason = "idle";
   uint64_t hold = c.idle_leave_ns;
-  if (fixed_pools && c.fixed_pools_factor > 1) {
+  if ((in.fixed_pools || in.serves) && c.fixed_pools_factor > 1) {
     hold = scaled(c.idle_leave_ns, c.fixed_pools_factor);
-    reason = "idle for longer than a process whose pools cannot be resized waits";
+    reason = in.fixed_pools ? "idle for longer than a process whose pools cannot be resized waits"
+                            : "idle for longer than a server waits for its requests";
   }
   uint64_t longest = 0;
   const size_t n = st.gaps < kMembershipGaps ? st.gaps : kMembershipGaps;
@@ -54,7 +55,7 @@ MembershipStep membership_step(MembershipState* st, const MembershipInput& in,
     st->busy_seen = true;
   }
   const char* idle_why = "idle";
-  out.hold_ns = membership_hold_ns(*st, in.fixed_pools, c, &idle_why);
+  out.hold_ns = membership_hold_ns(*st, in, c, &idle_why);
   if (in.launcher || in.exiting) {
     if (st->member) {
       st->member = false;

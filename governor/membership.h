@@ -12,11 +12,10 @@
 // size or a rebuild. A process whose demand comes in bursts (a model server)
 // shows it by coming back after its quiet gaps: it keeps its share for twice
 // the longest of its recent gaps, so that its next gap does not make it leave
-// and join again. A process that holds pools it cannot resize waits longer
-// from the start. A process that stops for longer than that (a batch job
-// done, a server nobody calls) gives its share back, and a process exiting
-// never joins again. Pure: samples in, a decision out; the monitor thread
-// applies it.
+// and join again. A process that holds pools it cannot resize, and a server
+// (an event loop of its waits for requests), wait longer from the start. A process that stops for
+// longer than that (a batch job done, a server nobody calls) gives its share back, and a process
+// exiting never joins again. Pure: samples in, a decision out; the monitor thread applies it.
 #pragma once
 
 #include <cstddef>
@@ -27,7 +26,7 @@ namespace pw::gov {
 struct MembershipConfig {
   double busy_cpus = 0.5;        // demand (CPUs' worth of threads running or runnable) that counts
   uint64_t idle_leave_ns = 3e9;  // idle this long: give the share back (no gaps seen yet)
-  // With pools it cannot resize, a process waits this many idle times.
+  // With pools it cannot resize, or serving requests, a process waits this many idle times.
   double fixed_pools_factor = 4;
   // The share is kept for this many times the longest recent gap the process came back from ...
   double gap_margin = 2;
@@ -51,6 +50,9 @@ struct MembershipInput {
   // and processes starting beside it see it at once.
   bool announced = false;
   bool fixed_pools = false;  // it holds such pools (made earlier)
+  // An event loop of the process waits for events (a server's, between its
+  // requests): its idle times are waits for traffic, not work done.
+  bool serves = false;
   // The process is exiting (the interpreter finalises, exit() was called):
   // whatever it runs now is its teardown, not work that needs a share.
   bool exiting = false;
@@ -82,7 +84,7 @@ MembershipStep membership_step(MembershipState* st, const MembershipInput& in,
 
 // How long a member with this history may be idle before it leaves, and why
 // (a static phrase for the report).
-uint64_t membership_hold_ns(const MembershipState& st, bool fixed_pools, const MembershipConfig& c,
-                            const char** why = nullptr);
+uint64_t membership_hold_ns(const MembershipState& st, const MembershipInput& in,
+                            const MembershipConfig& c, const char** why = nullptr);
 
 }  // namespace pw::gov

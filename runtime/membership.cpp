@@ -326,6 +326,7 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
     in.launcher = r->launcher.load(std::memory_order_relaxed);
     in.announced = r->announced.exchange(false, std::memory_order_acq_rel);
     in.fixed_pools = monitor::fixed_pools_noted();
+    in.serves = monitor::event_loop_seen();
     in.exiting = r->exiting.load(std::memory_order_acquire);
     gov::MembershipConfig c;
     c.idle_leave_ns = static_cast<uint64_t>(r->opt.node_idle_ms) * 1000000ull;

@@ -55,6 +55,7 @@ alignas(State) unsigned char g_storage[sizeof(State)];
 State* g = nullptr;
 // fixed_pools_note: outside State, as hooks may note pools before monitor::start.
 std::atomic<bool> g_fixed_pools{false};
+std::atomic<bool> g_event_loop{false};  // event_loop_seen
 
 bool assigned_set(const gov::ThreadRecord& r, const gov::Plan& plan, cpu_set_t* set) {
   CPU_ZERO(set);
@@ -121,8 +122,10 @@ void roles_of(const counters::Sample& s, gov::OversubSample* o) {
       bool waits = false;
       if (counters::thread_waits_for_events(static_cast<pid_t>(t.tid), &waits) ==
               counters::Status::kOk &&
-          waits)
+          waits) {
         d.event_loop = true;
+        g_event_loop.store(true, std::memory_order_relaxed);
+      }
     }
     const double cpus = dt > 0 ? static_cast<double>(ran) / dt : 0;
     if (d.role == 1) {
@@ -267,6 +270,10 @@ bool fixed_pools_noted() {
   return g_fixed_pools.load(std::memory_order_relaxed);
 }
 
+bool event_loop_seen() {
+  return g_event_loop.load(std::memory_order_relaxed);
+}
+
 void pause_sampler() {
   if (!g || !g->started) return;
   std::lock_guard<std::mutex> lock(g->life);
@@ -316,6 +323,7 @@ void reset_after_fork() {
   g->t0 = 0;
   new (&g->kept) std::vector<std::pair<long, cpu_set_t>>();
   new (&g->demand_prev) std::vector<State::Demand>();
+  g_event_loop.store(false);  // the child's threads are looked at afresh
   new (&g->demand_now) std::vector<State::Demand>();
   g->totals = counters::PapiValues{};
 }

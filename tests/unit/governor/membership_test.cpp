@@ -102,7 +102,8 @@ struct Change {
   std::string why;
 };
 std::vector<Change> live(const std::vector<Spell>& spells, const MembershipConfig& c,
-                         bool fixed_pools = false, MembershipState* out = nullptr) {
+                         bool fixed_pools = false, MembershipState* out = nullptr,
+                         bool serves = false) {
   MembershipState st;
   std::vector<Change> changes;
   uint64_t t = 0;  // tenths of a second
@@ -115,6 +116,7 @@ std::vector<Change> live(const std::vector<Spell>& spells, const MembershipConfi
       in.busy_cpus = t < busy_end ? 1.0 : 0.0;
       in.parallel = true;
       in.fixed_pools = fixed_pools;
+      in.serves = serves;
       const MembershipStep s = membership_step(&st, in, c);
       if (s.change != MembershipChange::kNone) changes.push_back({s.change, t + 1, s.why});
     }
@@ -141,6 +143,8 @@ TEST(Membership, BurstyProcessKeepsItsShareAcrossGapsWithinItsHysteresis) {
       {{{2, 6}, {2, 6}, {2, 60}}, 2, 2, "stops after its bursts: leaves"},
       {{{30, 60}}, 1, 1, "a batch job that stops: leaves after the idle time"},
   };
+  // A server: its first 6 s gap is within the four idle times it waits from the start.
+  EXPECT_EQ(live({{2, 1.5}, {2, 6}, {2, 1.5}, {2, 6}, {2, 0}}, c, false, nullptr, true).size(), 1u);
   for (const Row& r : rows) {
     const std::vector<Change> ch = live(r.spells, c);
     int joins = 0, leaves = 0;
@@ -174,25 +178,32 @@ TEST(Membership, WhenAStoppedProcessLeaves) {
 TEST(Membership, WhatTheHoldLearns) {
   const MembershipConfig c;
   MembershipState st;
+  MembershipInput plain, fixed, server;
+  fixed.fixed_pools = true;
+  server.serves = true;
   const uint64_t tenth = kS / 10;  // a gap is counted between busy samples: the idle time + 0.1 s
   // The traffic's own pauses (0.3 s between requests) do not push a 6 s gap out of the history.
   live({{2, 6}, {0.5, 0.3}, {0.5, 0.3}, {0.5, 0.3}, {0.5, 0.3}, {0.5, 0.3}, {1, 0}}, c, false, &st);
-  EXPECT_EQ(membership_hold_ns(st, false, c), 2 * 61 * tenth);
+  EXPECT_EQ(membership_hold_ns(st, plain, c), 2 * 61 * tenth);
   // Only the last few gaps count: four shorter ones replace it.
   live({{2, 6}, {2, 2}, {2, 2}, {2, 2}, {2, 2}, {1, 0}}, c, false, &st);
-  EXPECT_EQ(membership_hold_ns(st, false, c), 2 * 21 * tenth);
+  EXPECT_EQ(membership_hold_ns(st, plain, c), 2 * 21 * tenth);
   // A stop and a new start much later says nothing about bursts.
   live({{2, 40}, {2, 0}}, c, false, &st);
-  EXPECT_EQ(membership_hold_ns(st, false, c), c.idle_leave_ns);
+  EXPECT_EQ(membership_hold_ns(st, plain, c), c.idle_leave_ns);
   // At most ten idle times: a 14 s gap is learned, a 15 s one is a stop.
   live({{2, 14}, {2, 0}}, c, false, &st);
-  EXPECT_EQ(membership_hold_ns(st, false, c), 2 * 141 * tenth);
+  EXPECT_EQ(membership_hold_ns(st, plain, c), 2 * 141 * tenth);
   live({{2, 15}, {2, 0}}, c, false, &st);
-  EXPECT_EQ(membership_hold_ns(st, false, c), c.idle_leave_ns);
+  EXPECT_EQ(membership_hold_ns(st, plain, c), c.idle_leave_ns);
   // Learned holds and pools that cannot be resized: the longer one.
   live({{2, 1.5}, {2, 0}}, c, false, &st);
-  EXPECT_EQ(membership_hold_ns(st, false, c), 2 * 16 * tenth);
-  EXPECT_EQ(membership_hold_ns(st, true, c), 4 * c.idle_leave_ns);
+  EXPECT_EQ(membership_hold_ns(st, plain, c), 2 * 16 * tenth);
+  EXPECT_EQ(membership_hold_ns(st, fixed, c), 4 * c.idle_leave_ns);
+  // A server (its event loop waits for requests) waits as long from the start.
+  const char* why = "";
+  EXPECT_EQ(membership_hold_ns(MembershipState(), server, c, &why), 4 * c.idle_leave_ns);
+  EXPECT_NE(std::string(why).find("server"), std::string::npos) << why;
 }
 
 TEST(Membership, ExitingNeverJoins) {
