@@ -225,11 +225,8 @@ def _wrap_ort(module, call, generation):
                 st = {"user": args, "a": a, "k": k, "lock": threading.Lock(), "bound": False,
                       "forced": None, "mu": threading.Lock(), "inflight": 0, "idle_since": now,
                       "paused": 0.0, "seen": None, "plan_t": now, "pending": False}
-            first = getattr(self, "_parwidth", None) is None
             st["made"], st["gen"], st["t"] = want, generation(), time.monotonic()
             self._parwidth = st
-            if first:
-                watch(self, st)
         except Exception:
             return original(self, *a, **k)
         saved = (opts.intra_op_num_threads, opts.inter_op_num_threads, opts.execution_mode)
@@ -315,7 +312,7 @@ def _wrap_ort(module, call, generation):
             rebuild(self, st, want)
         return True
 
-    # One thread for every session of the process, started with the first:
+    # One thread for every session of the process, started at the first run:
     # every 50 ms, a session whose plan changed (or whose rebuild is due) and
     # that has no run in flight is asked about from here, so that a rebuild
     # is made between runs, also when the plan changed while nothing called
@@ -371,6 +368,9 @@ def _wrap_ort(module, call, generation):
         st = getattr(self, "_parwidth", None)
         if st is None or st.get("forced") is not None:
             return
+        if not st.get("watched"):
+            st["watched"] = True  # from its first run on (its creation starts no thread)
+            watch(self, st)
         try:
             gen = generation()
             if (gen == st["gen"] and not st["pending"]) or not st["lock"].acquire(blocking=False):
