@@ -1,5 +1,5 @@
-// governor/membership: join while busy with parallel work, leave when idle for
-// longer than the process's own gaps, a launcher, or exiting.
+// governor/membership: join while busy with parallel work (never while exiting),
+// leave when idle for longer than the process's own gaps, or a launcher.
 #include "governor/membership.h"
 
 namespace pw::gov {
@@ -56,12 +56,11 @@ MembershipStep membership_step(MembershipState* st, const MembershipInput& in,
   }
   const char* idle_why = "idle";
   out.hold_ns = membership_hold_ns(*st, in, c, &idle_why);
-  if (in.launcher || in.exiting) {
+  if (in.launcher) {
     if (st->member) {
       st->member = false;
       out.change = MembershipChange::kLeave;
-      out.why = in.launcher ? "it launches ranks that divide the node themselves"
-                            : "the process is exiting";
+      out.why = "it launches ranks that divide the node themselves";
     }
     return out;
   }

@@ -13,9 +13,10 @@
 // shows it by coming back after its quiet gaps: it keeps its share for twice
 // the longest of its recent gaps, so that its next gap does not make it leave
 // and join again. A process that holds pools it cannot resize, and a server
-// (an event loop of its waits for requests), wait longer from the start. A process that stops for
-// longer than that (a batch job done, a server nobody calls) gives its share back, and a process
-// exiting never joins again. Pure: samples in, a decision out; the monitor thread applies it.
+// (its event loop waits for requests), wait longer from the start. A process
+// that stops for longer than that (a batch job done, a server nobody calls)
+// gives its share back, and a process exiting never joins again. Pure:
+// samples in, a decision out; the monitor thread applies it.
 #pragma once
 
 #include <cstddef>
@@ -54,7 +55,10 @@ struct MembershipInput {
   // requests): its idle times are waits for traffic, not work done.
   bool serves = false;
   // The process is exiting (the interpreter finalises, exit() was called):
-  // whatever it runs now is its teardown, not work that needs a share.
+  // whatever it runs now is its teardown, not work that needs a share. It
+  // never joins again; a member keeps its share until its exit leaves the
+  // registry (or its hold runs out), so that its neighbours are not divided
+  // again while its last work may still be finishing.
   bool exiting = false;
 };
 

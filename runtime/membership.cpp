@@ -359,7 +359,7 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
       all.note = std::string("node registry: left (") + step.why + "), every core again";
       node_apply(*r, all, false);
       char held[48] = "";
-      if (!in.launcher && !in.exiting)
+      if (!in.launcher)
         snprintf(held, sizeof held, " (held %.1f s idle)", static_cast<double>(step.hold_ns) / 1e9);
       membership_note(*r, "left", (std::string(step.why) + held).c_str(), t_ns);
       return;
