@@ -210,10 +210,10 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
     if (children <= kNoiseCpus && own_threads)
       snprintf(a.text, sizeof a.text,
                "still %.2f waiting per CPU from the program's own threads, not pools: %.1f CPUs "
-               "(%s) beside %.1f of pool threads on %.1f CPUs. Fewer pool threads would not "
-               "help; an operator can give the process more CPUs, or let fewer requests run at "
-               "once (fewer request threads), with model calls off the event loop",
-               own, s.own_cpus, own_text, s.pool_cpus, budget);
+               "(%s) beside %.1f of pool threads on %.1f CPUs (%s). Fewer pool threads would "
+               "not help; an operator can give the process more CPUs, or let fewer requests "
+               "run at once (fewer request threads), with model calls off the event loop",
+               own, s.own_cpus, own_text, s.pool_cpus, budget, why);
     else if (children > kNoiseCpus)
       snprintf(a.text, sizeof a.text,
                "still %.2f waiting per CPU, %s; child processes use %.1f CPUs: start fewer "

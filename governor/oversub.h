@@ -114,7 +114,7 @@ struct OversubAction {
   uint32_t strays = 0;
   uint32_t threads = 0;
   OversubSample counters;  // the sample that triggered it (its event counts, if any)
-  char text[480] = "";     // one line for humans
+  char text[640] = "";     // one line for humans
 };
 
 struct OversubSummary {
