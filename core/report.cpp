@@ -197,6 +197,7 @@ std::string report_text(const Input& in) {
     w.key("value").value(f.value);
     w.key("applied").value(f.applied);
     w.key("why").value(f.why);
+    w.key("time_ms").value(f.time_ms);
     w.end_object();
   }
   w.end_array();

@@ -17,6 +17,7 @@ struct FrameworkNote {
   std::string name, setting, value;
   bool applied = false;
   std::string why;
+  long long time_ms = 0;  // when it was noted, Unix milliseconds (a re-division's moment)
 };
 
 // A thread pool of a library beside the frameworks' (a BLAS library's):

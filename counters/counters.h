@@ -67,6 +67,12 @@ struct ProcReadOptions {
 Status proc_read_threads(const ProcReadOptions& opt, ThreadStat* out, size_t cap, size_t* n,
                          size_t* total, size_t* read = nullptr);
 
+// Whether thread tid of this process is blocked waiting for events now: in epoll_wait, poll,
+// select or one of their variants (an event loop between two events), from
+// /proc/self/task/<tid>/syscall. No allocation. kUnsupported: the file cannot be read (the
+// thread exited, a kernel without it); *out is then left alone.
+Status thread_waits_for_events(pid_t tid, bool* out);
+
 // ---- PAPI backend: perf_event counters inherited by every later thread ----------------------
 
 struct PapiValues {

@@ -94,6 +94,37 @@ unsigned idle_interval(uint8_t idle) {
 
 }  // namespace
 
+Status thread_waits_for_events(pid_t tid, bool* out) {
+  if (!out) return Status::kError;
+  char path[64];
+  char buf[256];
+  snprintf(path, sizeof path, "/proc/self/task/%d/syscall", static_cast<int>(tid));
+  if (fd_read_at(AT_FDCWD, path, buf, sizeof buf) <= 0) return Status::kUnsupported;
+  // "running" while on a CPU, "-1 ..." outside a system call, else the number first.
+  uint64_t nr = 0;
+  if (buf[0] < '0' || buf[0] > '9' || !u64_parse(buf, &nr)) {
+    *out = false;
+    return Status::kOk;
+  }
+  const long waits[] = {
+#ifdef SYS_epoll_wait
+      SYS_epoll_wait,
+#endif
+#ifdef SYS_poll
+      SYS_poll,
+#endif
+#ifdef SYS_select
+      SYS_select,
+#endif
+#ifdef SYS_epoll_pwait2
+      SYS_epoll_pwait2,
+#endif
+      SYS_epoll_pwait,  SYS_ppoll, SYS_pselect6};
+  *out = false;
+  for (long w : waits) *out = *out || static_cast<long>(nr) == w;
+  return Status::kOk;
+}
+
 Status proc_read_threads(const ProcReadOptions& opt, ThreadStat* out, size_t cap, size_t* n,
                          size_t* total, size_t* read) {
   if ((!out && cap) || !n || !total) return Status::kError;

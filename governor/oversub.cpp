@@ -11,6 +11,24 @@ constexpr double kNoiseCpus = 0.05;
 // The bound on the threads' wait per unit of run time used to estimate child processes' wait
 // (8: nine busy tasks per CPU).
 constexpr double kMaxWaitPerRun = 8;
+
+// "thread 14 (a request thread ...) 1.0 CPUs, thread 12 (the main thread, an event loop)
+// 0.1 CPUs": the program's busiest own thread and its event loop, for the advice.
+void own_threads_text(const OversubSample& s, char* out, size_t room) {
+  out[0] = '\0';
+  size_t used = 0;
+  for (const OwnThread& t : s.own_top) {
+    if (t.tid == 0 || (t.cpus < kNoiseCpus && !t.event_loop) || used + 1 >= room) continue;
+    const char* what = t.event_loop && t.main ? "the main thread, an event loop"
+                       : t.event_loop         ? "an event loop"
+                       : t.main               ? "the main thread"
+                                              : "a request thread or a model's caller";
+    const int n = snprintf(out + used, room - used, "%sthread %ld (%s) %.1f CPUs", used ? ", " : "",
+                           t.tid, what, t.cpus);
+    if (n < 0) break;
+    used += static_cast<size_t>(n) < room - used ? static_cast<size_t>(n) : room - used - 1;
+  }
+}
 }  // namespace
 
 const char* action_kind_name(ActionKind k) {
@@ -143,6 +161,12 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
                "processes: %.1f CPUs by the counters, %.1f waiting by estimate), %.2f waiting "
                "per CPU",
                hot_run_, demand, budget, children, children_waiting, own);
+    else if (s.have_roles)
+      snprintf(a.text, sizeof a.text,
+               "oversubscribed for %d samples: %.1f runnable threads on %.1f CPUs (pools' "
+               "threads %.1f, the program's own threads %.1f), %.2f of them waiting per CPU, "
+               "%.0f preemptions/s per CPU",
+               hot_run_, demand, budget, s.pool_cpus, s.own_cpus, own, invol);
     else
       snprintf(a.text, sizeof a.text,
                "oversubscribed for %d samples: %.1f runnable threads on %.1f CPUs, %.2f of them "
@@ -176,11 +200,32 @@ size_t OversubDetector::step(const OversubSample& s, OversubAction* out, size_t 
     const char* why = cfg_.fixed_pools    ? "framework thread pools cannot be resized at run time"
                       : cfg_.omp_cap == 0 ? "OpenMP teams are not capped in this process"
                                           : "the OpenMP team cap is already 1";
-    if (children > kNoiseCpus)
+    char own_text[200];
+    own_threads_text(s, own_text, sizeof own_text);
+    // The pools' threads alone fit the budget: the waiting is the program's own threads
+    // (a server's event loop beside the thread that runs the model), which no pool size
+    // changes; what would is for whoever runs the program.
+    const bool own_threads =
+        s.have_roles && s.own_cpus >= kNoiseCpus && s.pool_cpus <= budget && own_text[0];
+    if (children <= kNoiseCpus && own_threads)
+      snprintf(a.text, sizeof a.text,
+               "still %.2f waiting per CPU from the program's own threads, not pools: %.1f CPUs "
+               "(%s) beside %.1f of pool threads on %.1f CPUs (%s). Fewer pool threads would "
+               "not help; an operator can give the process more CPUs, or let fewer requests "
+               "run at once (fewer request threads), with model calls off the event loop",
+               own, s.own_cpus, own_text, s.pool_cpus, budget, why);
+    else if (children > kNoiseCpus)
       snprintf(a.text, sizeof a.text,
                "still %.2f waiting per CPU, %s; child processes use %.1f CPUs: start fewer "
                "of them or of threads",
                own, why, children);
+    else if (s.have_roles)
+      snprintf(a.text, sizeof a.text,
+               "still %.2f threads waiting per CPU and %s: its pools' threads want %.1f CPUs of "
+               "its %.1f: restart with fewer pool threads (PARWIDTH_POOLS / PARWIDTH_INTRA) or "
+               "give the process more CPUs%s%s",
+               own, why, s.pool_cpus, budget, own_text[0] ? "; the program's own threads: " : "",
+               own_text);
     else
       snprintf(a.text, sizeof a.text,
                "still %.2f threads waiting per CPU and %s: restart with fewer threads "

@@ -47,6 +47,14 @@ struct OversubConfig {
   int restore_samples = 50;  // calm this many samples after an episode: double the cap back
 };
 
+// One of the program's own threads (not a pool's), by its demand in an interval.
+struct OwnThread {
+  long tid = 0;
+  double cpus = 0;          // running or waiting to run, CPUs' worth
+  bool main = false;        // the process's first thread
+  bool event_loop = false;  // seen waiting for events (epoll, poll, select): an event loop
+};
+
 // One sampler interval (counters::Sample, plus what the governor knows: stray threads).
 struct OversubSample {
   uint64_t t_ns = 0;            // when, on any clock the caller uses consistently
@@ -56,6 +64,13 @@ struct OversubSample {
   uint64_t invol_switches = 0;  // sum of their involuntary switches in the interval
   uint32_t threads = 0;         // threads in the process
   uint32_t strays = 0;          // governed threads whose affinity the program moved off their pool
+  // Whose threads make the demand, where the threads were read with their
+  // roles (thread_is_pool): the pools' threads and the program's own threads,
+  // CPUs' worth running or waiting in the interval; the busiest own thread,
+  // and the event loop (or else the next busiest).
+  bool have_roles = false;
+  double pool_cpus = 0, own_cpus = 0;
+  OwnThread own_top[2];
   // Event counts in the interval where a counter backend counts them (PAPI), copied into each
   // action so the report shows what the counters said when it acted. The counters are
   // inherited: they count this process's threads and the child processes it started since
@@ -99,7 +114,7 @@ struct OversubAction {
   uint32_t strays = 0;
   uint32_t threads = 0;
   OversubSample counters;  // the sample that triggered it (its event counts, if any)
-  char text[200] = "";     // one line for humans
+  char text[640] = "";     // one line for humans
 };
 
 struct OversubSummary {

@@ -1,4 +1,5 @@
-// governor/pool_rebuild: shrink at once, grow once the plan has held.
+// governor/pool_rebuild: due at once when shrinking, once the plan has held when
+// growing; made when the session's traffic pauses, or at a call of a loop that never does.
 #include "governor/pool_rebuild.h"
 
 namespace pw::gov {
@@ -12,6 +13,22 @@ bool smaller(int want, int now) {
 }
 
 }  // namespace
+
+const char* rebuild_verdict_name(RebuildVerdict v) {
+  switch (v) {
+    case RebuildVerdict::kSame:
+      return "same";
+    case RebuildVerdict::kRebuild:
+      return "rebuild";
+    case RebuildVerdict::kHold:
+      return "hold";
+    case RebuildVerdict::kKept:
+      return "kept";
+    case RebuildVerdict::kDefer:
+      return "defer";
+  }
+  return "same";
+}
 
 RebuildDecision pool_rebuild_decide(const RebuildInput& in, const RebuildConfig& c) {
   RebuildDecision d;
@@ -27,23 +44,48 @@ RebuildDecision pool_rebuild_decide(const RebuildInput& in, const RebuildConfig&
   const bool shrinks = smaller(in.want.intra, in.now.intra) ||
                        smaller(in.want.inter, in.now.inter) ||
                        (in.want.spin == 0 && in.now.spin != 0);
+  // How long the rebuild has been due (negative: not yet).
+  double due_s = 0;
   if (shrinks) {
-    if (in.since_change_s < c.shrink_gap_s) {
+    due_s = in.since_change_s - c.shrink_gap_s;
+    if (in.since_plan_s < due_s) due_s = in.since_plan_s;
+    if (due_s < 0) {
       d.verdict = RebuildVerdict::kHold;
-      d.why = "made less than a second ago: rebuilt at a later call";
+      d.why = "made less than a second ago: rebuilt later";
       return d;
     }
+  } else {
+    due_s = in.since_plan_s - c.grow_hold_s;
+    if (due_s < 0) {
+      d.verdict = RebuildVerdict::kHold;
+      d.why = "the plan in force allows more threads: rebuilt once it has held a few seconds";
+      return d;
+    }
+  }
+  if (!in.at_call) {
+    if (in.runs_in_flight == 0 && in.paused_s >= c.quiet_s) {
+      d.verdict = RebuildVerdict::kRebuild;
+      d.why = shrinks ? "between runs, its traffic paused: its pools were larger than the plan in "
+                        "force (or spun while the node is shared)"
+                      : "between runs, its traffic paused: the plan in force allows more threads "
+                        "than its pools had";
+      return d;
+    }
+    d.verdict = RebuildVerdict::kDefer;
+    d.why = "runs in flight: made again at the next pause";
+    return d;
+  }
+  if (in.runs_in_flight == 0 && in.paused_s < c.quiet_s && due_s >= c.busy_deadline_s) {
     d.verdict = RebuildVerdict::kRebuild;
-    d.why = "its pools are larger than the plan in force (or spin while the node is shared)";
+    d.why = shrinks ? "its runs never paused since the plan changed (a loop): rebuilt at a call; "
+                      "its pools were larger than the plan in force (or spun while the node is "
+                      "shared)"
+                    : "its runs never paused since the plan changed (a loop): rebuilt at a call; "
+                      "the plan in force allows more threads than its pools had";
     return d;
   }
-  if (in.since_change_s < c.grow_hold_s) {
-    d.verdict = RebuildVerdict::kHold;
-    d.why = "the plan in force allows more threads: rebuilt once it has held a few seconds";
-    return d;
-  }
-  d.verdict = RebuildVerdict::kRebuild;
-  d.why = "the plan in force allows more threads than its pools have";
+  d.verdict = RebuildVerdict::kDefer;
+  d.why = "due, but not on a request's path: made again when its traffic pauses";
   return d;
 }
 

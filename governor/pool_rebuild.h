@@ -1,15 +1,21 @@
 // governor/pool_rebuild: whether a framework session whose thread pools were
-// sized for an earlier plan is made again for the plan in force.
+// sized for an earlier plan is made again for the plan in force, and when.
 //
 // A framework that sizes its pools once (an ONNX Runtime session) can follow
-// the node's division only by being rebuilt between two of the program's
-// calls, where the framework allows it (ORT's Python session, the way its
-// own set_providers rebuilds it). A pool larger than the share, or spinning
-// while the node is shared, costs the neighbours at once: such a session is
-// rebuilt at the first call after the change. A pool that could grow costs
-// only this process some speed: it is rebuilt once the plan has held for a
-// while, so that a neighbour that pauses and comes back does not make every
-// session rebuild twice. Pure: values in, a verdict out.
+// the node's division only by being rebuilt, where the framework allows it
+// (ORT's Python session, the way its own set_providers rebuilds it). A pool
+// larger than the share (re-pinned into it, its threads take turns on its
+// cores) or spinning while the node is shared is due once the session has
+// existed for a moment; a pool that could grow costs only this process some
+// speed, and is due once the plan has held for a while, so that a neighbour
+// that pauses and comes back does not make every session rebuild twice.
+//
+// A due rebuild is made between runs, not on a request's path: when the
+// session's traffic pauses (no run in flight for a moment), on a thread of
+// its own while later runs use the session as it was. A session whose runs
+// never pause (a loop calling it back to back, where nobody else waits) is
+// rebuilt at a call once it has been due for a while. Pure: values in, a
+// verdict out.
 #pragma once
 
 namespace pw::gov {
@@ -29,19 +35,33 @@ struct RebuildInput {
   SessionPools now;                // what the session was created with
   SessionPools want;               // what the plan in force gives it
   double since_change_s = 0;       // since the session was last made (created or rebuilt)
+  double since_plan_s = 0;         // since the session first saw the plan in force
   bool pinned_by_program = false;  // the program holds objects bound to the session (IO bindings)
+  // Asked at the start of a run (that run waits for a rebuild made now), or
+  // from the session's own watcher while no run is in flight.
+  bool at_call = true;
+  int runs_in_flight = 0;  // runs of the session in flight now, the asking one not counted
+  // The longest time with no run in flight since the plan changed; from the
+  // watcher, the pause it is in now.
+  double paused_s = 0;
 };
 
 struct RebuildConfig {
   double shrink_gap_s = 1.0;  // at most one rebuild a second, shrinking
   double grow_hold_s = 5.0;   // a larger pool only after the plan held this long
+  // A pause this long with no run in flight is between two of the session's
+  // bursts of traffic (or requests): a due rebuild is made then.
+  double quiet_s = 0.2;
+  // Due this long while its runs never paused as long: rebuilt at a call.
+  double busy_deadline_s = 2.0;
 };
 
 enum class RebuildVerdict {
   kSame,     // the session already has the plan's pools
   kRebuild,  // make it again with `want`
-  kHold,     // not yet (asked again at a later call)
+  kHold,     // not due yet (asked again later)
   kKept,     // the program holds objects bound to it: not rebuilt (the report says so)
+  kDefer,    // due, but runs are in flight or came without a pause: made at the next pause
 };
 
 struct RebuildDecision {
@@ -50,5 +70,7 @@ struct RebuildDecision {
 };
 
 RebuildDecision pool_rebuild_decide(const RebuildInput& in, const RebuildConfig& c = {});
+
+const char* rebuild_verdict_name(RebuildVerdict v);  // "same", "rebuild", "hold", ...
 
 }  // namespace pw::gov

@@ -2,9 +2,33 @@
 #include "governor/thread_table.h"
 
 #include <cstddef>
+#include <cstring>
 #include <utility>
 
 namespace pw::gov {
+
+bool thread_is_pool(const std::string& creator) {
+  // A wrapper's thread (std::thread, thrd_create) is its caller's: "... from <library>".
+  const size_t from = creator.rfind(" from ");
+  const std::string lib = from == std::string::npos ? creator : creator.substr(from + 6);
+  static const char* const kRuntimes[] = {"libgomp",
+                                          "libomp",
+                                          "libiomp",
+                                          "libonnxruntime",
+                                          "onnxruntime_pybind11_state",
+                                          "libtorch",
+                                          "libc10",
+                                          "libtensorflow",
+                                          "_pywrap_tensorflow",
+                                          "libopenblas",
+                                          "libblis",
+                                          "libmkl",
+                                          "libdnnl",
+                                          "libtbb"};
+  for (const char* r : kRuntimes)
+    if (lib.compare(0, strlen(r), r) == 0) return true;
+  return false;
+}
 
 struct ThreadTable::Layout {
   Plan plan;

@@ -42,6 +42,14 @@ struct ThreadRecord {
 // or a pool the plan does not have).
 bool assignment_cpus(const Plan& plan, const Assignment& a, std::vector<int>* cpus);
 
+// Whether a thread that `creator` (ThreadRecord::creator) started is a pool's:
+// an OpenMP runtime's team, a framework's or a BLAS library's pool. The other
+// threads are the program's own (its code's, its interpreter's: an event
+// loop, request threads, the callers of a model), which run beside the pools
+// and which no pool size changes; so are the main thread and the threads that
+// existed before activation, which have no record.
+bool thread_is_pool(const std::string& creator);
+
 // The report lists at most this many ended threads (the first ones); the
 // others are counted. Live threads are all listed.
 constexpr size_t kEndedListed = 256;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stddef.h>
 #include <unistd.h>

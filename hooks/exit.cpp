@@ -1,4 +1,5 @@
-// hooks/exit: _exit writes the report too, where it safely can.
+// hooks/exit: _exit, and a raise() that ends the process, write the report too,
+// where they safely can.
 //
 // A process that ends with _exit runs no destructors, and forked workers end
 // that way (Python's multiprocessing, so every PyTorch DataLoader worker,
@@ -13,6 +14,14 @@
 // and the report is not written (the registry's entry of a dead process is
 // dropped by the others). Outside handlers (Python's os._exit runs from the
 // interpreter loop, never from a C handler) the report is written as at exit().
+//
+// A server stopped with SIGTERM may end by raising the signal again with its
+// default action once its own shutdown is done (uvicorn does, so that its
+// exit status says how it ended): the process then dies in raise() with no
+// exit handler run. Such a raise of SIGTERM, SIGINT or SIGHUP at their
+// default (terminating) action, outside a signal handler, writes the report
+// first and leaves the node registry, as at exit(); the signal is then
+// raised as asked.
 //
 // A vfork()ed child shares its parent's memory and runs no fork handlers: it
 // must not touch our state. It is recognised by its pid, which differs from
@@ -45,17 +54,37 @@ bool maybe_in_signal_handler() {
   return false;
 }
 
+// Whether raising `sig` now ends the process by its default action: a request to stop
+// (SIGTERM, SIGINT, SIGHUP) not blocked and left at SIG_DFL.
+bool ends_the_process(int sig) {
+  if (sig != SIGTERM && sig != SIGINT && sig != SIGHUP) return false;
+  struct sigaction sa;
+  sigset_t blocked;
+  if (sigaction(sig, nullptr, &sa) != 0 || sigprocmask(SIG_BLOCK, nullptr, &blocked) != 0)
+    return false;
+  return !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_DFL && sigismember(&blocked, sig) != 1;
+}
+
+void report_before_the_end() {
+  pw::hooks::Guard guard;
+  if (guard.entered() && pw::rt::selected() && pw::rt::own_pid() == getpid() &&
+      !maybe_in_signal_handler()) {
+    pw::hooks::fail_open("exit-report", [] { pw::rt::on_exit(); });
+  }
+}
+
 }  // namespace
+
+PW_HOOK(int, raise, (int sig)) {
+  auto real = PW_REAL(raise);
+  if (ends_the_process(sig)) report_before_the_end();
+  if (real) return real(sig);
+  return PW_MISSING(raise), -1;
+}
 
 PW_HOOK(void, _exit, (int status)) {
   auto real = PW_REAL(_exit);
-  {
-    pw::hooks::Guard guard;
-    if (guard.entered() && pw::rt::selected() && pw::rt::own_pid() == getpid() &&
-        !maybe_in_signal_handler()) {
-      pw::hooks::fail_open("exit-report", [&] { pw::rt::on_exit(); });
-    }
-  }
+  report_before_the_end();
   if (real) real(status);
   PW_MISSING(_exit);
   syscall(SYS_exit_group, status);

@@ -121,31 +121,30 @@ OrtPlanned ort_session_plan(const void* model, size_t size, bool is_path, const 
   return ok ? out : OrtPlanned{};
 }
 
-OrtPlanned ort_session_replan(const OrtUserOptions& u, const OrtPlanned& made, double since_s,
-                              bool bound, gov::RebuildVerdict* verdict) {
+OrtPlanned ort_session_replan(const OrtUserOptions& u, const OrtPlanned& made, gov::RebuildInput in,
+                              gov::RebuildVerdict* verdict) {
   *verdict = gov::RebuildVerdict::kSame;
   OrtPlanned out = made;
   Guard guard;
   if (!guard.entered() || !rt::selected() || !rt::ensure_active()) return out;
   const bool ok = fail_open("ort-replan", [&] {
     const OrtPlanned want = options_for_plan(u, "Python", false);
-    gov::RebuildInput in;
     in.now = gov::ort_session_pools(u, made);
     in.want = gov::ort_session_pools(u, want);
-    in.since_change_s = since_s;
-    in.pinned_by_program = bound;
     const gov::RebuildDecision d = gov::pool_rebuild_decide(in);
     *verdict = d.verdict;
-    if (d.verdict == gov::RebuildVerdict::kHold || d.verdict == gov::RebuildVerdict::kSame) return;
+    if (d.verdict != gov::RebuildVerdict::kRebuild && d.verdict != gov::RebuildVerdict::kKept)
+      return;
     static std::atomic<int> noted{0};
     if (noted.fetch_add(1) < 32) {
       const auto shape = [](const gov::SessionPools& s) {
         return "intra " + std::to_string(s.intra) + ", inter " + std::to_string(s.inter) +
                ", spin " + std::to_string(s.spin);
       };
-      rt::framework_note(kName, "session rebuilt for the plan in force (Python)",
-                         shape(in.now) + " -> " + shape(in.want),
-                         d.verdict == gov::RebuildVerdict::kRebuild, d.why);
+      rt::framework_note(
+          kName, "session rebuilt for the plan in force (Python)",
+          shape(in.now) + " -> " + shape(in.want), d.verdict == gov::RebuildVerdict::kRebuild,
+          std::string(d.why) + "; runs in flight: " + std::to_string(in.runs_in_flight));
     }
     if (d.verdict == gov::RebuildVerdict::kRebuild) {
       out = want;

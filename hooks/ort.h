@@ -20,14 +20,14 @@ using gov::OrtUserOptions;
 OrtPlanned ort_session_plan(const void* model, size_t size, bool is_path, const OrtUserOptions& u,
                             const char* api);
 
-// A session made with the program's `u` and parwidth's `made` on top, `since_s`
-// seconds ago, at a call after the plan changed: whether it is made again with
-// the returned options (*verdict kRebuild; governor/pool_rebuild decides; kHold:
-// ask again at a later call). `bound`: the
-// program holds IO bindings of it. A decision other than "hold" is noted for
-// the report (the first 32). Never throws.
-OrtPlanned ort_session_replan(const OrtUserOptions& u, const OrtPlanned& made, double since_s,
-                              bool bound, gov::RebuildVerdict* verdict);
+// A session made with the program's `u` and parwidth's `made` on top, asked
+// after the plan changed (at a call, or by its watcher between runs; `facts`:
+// its times, runs in flight and IO bindings; now and want are filled here):
+// whether it is made again with the returned options (*verdict kRebuild;
+// governor/pool_rebuild decides; kHold and kDefer: ask again later). A rebuild
+// or a kept session is noted for the report (the first 32). Never throws.
+OrtPlanned ort_session_replan(const OrtUserOptions& u, const OrtPlanned& made,
+                              gov::RebuildInput facts, gov::RebuildVerdict* verdict);
 
 // After the session exists: the sizes ORT says it used and the threads it started.
 void ort_session_used(const std::string& what);

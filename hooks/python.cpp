@@ -9,6 +9,7 @@
 //   op "ort_session"  args: "intra=N inter=N parallel=0|1 spin=-1|0|1 path=0|1",
 //                     data: the model's path or bytes        -> reply "intra=N inter=N ..."
 //   op "ort_used"     args: what the session used, as text   -> one report entry
+//   op "exiting"      nothing: the interpreter has begun to finalise -> exit_begins
 //   op "generation"   nothing: returns the plan's generation (>= 0), a call per
 //                     session run, so one atomic load and no reply
 //   op "in_force"     args: "runtime\tobject\tsetting\tvalue" lines read by Python at
@@ -16,8 +17,9 @@
 //                     runtimes' and BLAS pools' own, the report's in_force
 //   op "ort_replan"   args: the program's options as for ort_session, the
 //                     session's ("made_intra=N made_inter=N made_parallel=N
-//                     made_spin=N"), since_ms=N, bound=0|1
-//                     -> reply "verdict=same|hold|rebuild|kept intra=N ..."
+//                     made_spin=N"), since_ms=N (made), plan_ms=N (plan seen),
+//                     bound=0|1, at_call=0|1, inflight=N, paused_ms=N
+//                     -> reply "verdict=same|hold|rebuild|kept|defer intra=N ..."
 // Returns 0 (the generation for "generation"), or -1 when the process is not
 // governed (the reply is then empty).
 #include <stdio.h>
@@ -94,6 +96,11 @@ extern "C" __attribute__((visibility("default"))) int parwidth_python(const char
       rc = static_cast<int>(pw::rt::plan_generation() & 0x7fffffffu);
       return;
     }
+    if (strcmp(op, "exiting") == 0) {
+      pw::rt::exit_begins();
+      rc = 0;
+      return;
+    }
     const bool replan = strcmp(op, "ort_replan") == 0;
     if (replan || strcmp(op, "ort_session") == 0) {
       OrtUserOptions u;
@@ -109,19 +116,23 @@ extern "C" __attribute__((visibility("default"))) int parwidth_python(const char
         made.inter = arg_int(args, "made_inter", -1);
         made.parallel = arg_int(args, "made_parallel", -1);
         made.spin = arg_int(args, "made_spin", -1);
+        pw::gov::RebuildInput facts;
+        facts.since_change_s = arg_int(args, "since_ms", 0) / 1000.0;
+        facts.since_plan_s = arg_int(args, "plan_ms", arg_int(args, "since_ms", 0)) / 1000.0;
+        facts.pinned_by_program = arg_int(args, "bound", 0) == 1;
+        facts.at_call = arg_int(args, "at_call", 1) == 1;
+        facts.runs_in_flight = arg_int(args, "inflight", 0);
+        facts.paused_s = arg_int(args, "paused_ms", 0) / 1000.0;
         pw::gov::RebuildVerdict v = pw::gov::RebuildVerdict::kSame;
-        p = ort_session_replan(u, made, arg_int(args, "since_ms", 0) / 1000.0,
-                               arg_int(args, "bound", 0) == 1, &v);
-        verdict = v == pw::gov::RebuildVerdict::kRebuild ? "verdict=rebuild "
-                  : v == pw::gov::RebuildVerdict::kHold  ? "verdict=hold "
-                  : v == pw::gov::RebuildVerdict::kKept  ? "verdict=kept "
-                                                         : "verdict=same ";
+        p = ort_session_replan(u, made, facts, &v);
+        verdict = pw::gov::rebuild_verdict_name(v);
       } else {
         p = ort_session_plan(data, size, arg_int(args, "path", 0) == 1, u, "Python");
       }
       if (reply && reply_size)
-        snprintf(reply, reply_size, "%sintra=%d inter=%d parallel=%d spin=%d", verdict, p.intra,
-                 p.inter, p.parallel, p.spin);
+        snprintf(reply, reply_size, "%s%s%sintra=%d inter=%d parallel=%d spin=%d",
+                 *verdict ? "verdict=" : "", verdict, *verdict ? " " : "", p.intra, p.inter,
+                 p.parallel, p.spin);
       rc = 0;
       return;
     }

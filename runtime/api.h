@@ -83,6 +83,12 @@ void fixed_pools_prepare();
 // so that the plan gives fewer, the report says that this pool keeps its size.
 void fixed_pool_made(const std::string& framework, const std::string& pool, int threads);
 
+// The process has begun to exit (the interpreter finalises, exit() runs): its
+// teardown is not work that needs a share of the node, so it never joins the
+// node registry again, and a member gives its share back at the monitor's next
+// sample. Callable from any thread, also before activation.
+void exit_begins();
+
 // The generation of the plan in force: it changes whenever what is in force
 // does (a node re-division, a framework's graph, the monitor's OpenMP cap). 0
 // before activation. One atomic load.

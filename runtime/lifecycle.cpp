@@ -105,6 +105,7 @@ void on_exit() {
   // Joining a thread that does not exist here would hang it.
   if (own_pid() != getpid()) return;
   Runtime& r = *g;
+  r.exiting.store(true, std::memory_order_release);
   const int s = r.state.load(std::memory_order_acquire);
   monitor::stop();
   // Leave before the report: the others may grow back as soon as possible.
@@ -153,6 +154,10 @@ void on_exit() {
   report::exit_write(in);
 }
 
+void exit_begins() {
+  if (selected() && own_pid() == getpid()) g->exiting.store(true, std::memory_order_release);
+}
+
 void single_threaded_begin() {
   if (!selected() || own_pid() != getpid()) return;
   fail_open("monitor-pause", [] { monitor::pause_sampler(); });
@@ -184,6 +189,7 @@ void on_fork_child() {
   r.node_member = false;
   r.member_now.store(false);
   r.announced.store(false);
+  r.exiting.store(false);
   r.node_cpus.clear();
   r.node_worth = 0;
   // The forking thread may be a pinned pool member; the child's main thread

@@ -307,11 +307,15 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
     in.parallel = r->threads.any();  // a pool thread exists (or existed)
     in.launcher = r->launcher.load(std::memory_order_relaxed);
     in.announced = r->announced.exchange(false, std::memory_order_acq_rel);
+    in.fixed_pools = monitor::fixed_pools_noted();
+    in.serves = monitor::event_loop_seen();
+    in.exiting = r->exiting.load(std::memory_order_acquire);
     gov::MembershipConfig c;
     c.idle_leave_ns = static_cast<uint64_t>(r->opt.node_idle_ms) * 1000000ull;
     // Before joining, and every fifth sample: has it become a launcher? (Also while it is
     // not a member: a launcher idle while its ranks run must not join once they are gone.)
-    const bool would_join = !r->membership.member && in.parallel && busy_cpus >= c.busy_cpus;
+    const bool would_join =
+        !r->membership.member && !in.exiting && in.parallel && busy_cpus >= c.busy_cpus;
     if (!in.launcher && (would_join || ++r->child_checks % 5 == 0) && children_are_ranks()) {
       r->launcher.store(true, std::memory_order_relaxed);
       in.launcher = true;
@@ -336,7 +340,10 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
       for (const gov::NodeCore& core : node_cores_of(r->full_budget)) all.cpus.push_back(core.cpu);
       all.note = std::string("node registry: left (") + step.why + "), every core again";
       node_apply(*r, all);
-      membership_note(*r, "left", step.why, t_ns);
+      char held[48] = "";
+      if (!in.launcher)
+        snprintf(held, sizeof held, " (held %.1f s idle)", static_cast<double>(step.hold_ns) / 1e9);
+      membership_note(*r, "left", (std::string(step.why) + held).c_str(), t_ns);
       return;
     }
     if (!was) {

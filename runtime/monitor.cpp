@@ -2,6 +2,7 @@
 #include "runtime/monitor.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <mutex>
@@ -29,6 +30,16 @@ struct State {
   std::vector<std::pair<long, cpu_set_t>> kept;
   // The counters summed over every sample (sampler thread only; read after stop).
   counters::PapiValues totals;
+  // Each thread's run + wait at the last sample and its role (sampler thread only): a
+  // pool's (1), the program's own (0), not known yet (-1); whether it was seen
+  // waiting for events (an event loop).
+  struct Demand {
+    long tid;
+    uint64_t total;
+    int role;
+    bool event_loop;
+  };
+  std::vector<Demand> demand_prev, demand_now;
   std::atomic<bool> rebudget{false};
   std::atomic<double> rebudget_cpus{0};
   std::atomic<int> rebudget_cap{0};
@@ -45,6 +56,7 @@ alignas(State) unsigned char g_storage[sizeof(State)];
 State* g = nullptr;
 // fixed_pools_note: outside State, as hooks may note pools before monitor::start.
 std::atomic<bool> g_fixed_pools{false};
+std::atomic<bool> g_event_loop{false};  // event_loop_seen
 
 bool assigned_set(const gov::ThreadRecord& r, const gov::Plan& plan, cpu_set_t* set) {
   CPU_ZERO(set);
@@ -73,6 +85,65 @@ std::vector<std::pair<long, cpu_set_t>> strays_of(const counters::Sample& s) {
     if (gov::thread_is_stray(t.allowed, t.cpu, want)) out.emplace_back(t.tid, t.allowed);
   }
   return out;
+}
+
+// Whose threads made the interval's demand: the pools' (thread_is_pool on
+// their records) or the program's own (the main thread, threads it or its
+// interpreter started, threads from before activation): its busiest own
+// thread, and its event loop or else its next busiest. Own threads that ran
+// are looked at once a second for an event loop; the main thread, where a
+// server's event loop usually runs, at every sample until it is found.
+void roles_of(const counters::Sample& s, gov::OversubSample* o) {
+  std::vector<State::Demand>& prev = g->demand_prev;
+  std::vector<State::Demand>& now = g->demand_now;
+  now.clear();
+  const long pid = getpid();
+  const double dt = static_cast<double>(s.dt_ns);
+  size_t i = 0;
+  for (size_t j = 0; j < s.n_thread; ++j) {
+    const counters::ThreadStat& t = s.thread[j];
+    State::Demand d{t.tid, t.run_ns + t.wait_ns, -1, false};
+    while (i < prev.size() && prev[i].tid < t.tid) ++i;
+    const bool seen = i < prev.size() && prev[i].tid == t.tid;
+    if (seen) {
+      d.role = prev[i].role;
+      d.event_loop = prev[i].event_loop;
+    }
+    if (d.role < 0) {
+      gov::ThreadRecord rec;
+      if (t.tid == pid)
+        d.role = 0;
+      else if (g->setup.threads->find(t.tid, &rec))
+        d.role = gov::thread_is_pool(rec.creator) ? 1 : 0;
+    }
+    const uint64_t ran = seen ? (d.total > prev[i].total ? d.total - prev[i].total : 0) : d.total;
+    if (d.role != 1 && !d.event_loop && ((s.detail && ran > 0) || t.tid == pid)) {
+      bool waits = false;
+      if (counters::thread_waits_for_events(static_cast<pid_t>(t.tid), &waits) ==
+              counters::Status::kOk &&
+          waits) {
+        d.event_loop = true;
+        g_event_loop.store(true, std::memory_order_relaxed);
+      }
+    }
+    const double cpus = dt > 0 ? static_cast<double>(ran) / dt : 0;
+    if (d.role == 1) {
+      o->pool_cpus += cpus;
+    } else {
+      o->own_cpus += cpus;
+      const gov::OwnThread own{t.tid, cpus, t.tid == pid, d.event_loop};
+      gov::OwnThread* top = o->own_top;
+      if (top[0].tid == 0 || cpus > top[0].cpus) {
+        if (!(top[1].event_loop && !top[0].event_loop)) top[1] = top[0];
+        top[0] = own;
+      } else if (own.event_loop || (!top[1].event_loop && cpus > top[1].cpus)) {
+        top[1] = own;
+      }
+    }
+    now.push_back(d);
+  }
+  o->have_roles = !prev.empty();
+  prev.swap(now);
 }
 
 void on_sample(const counters::Sample& s, void*) {
@@ -112,6 +183,7 @@ void on_sample(const counters::Sample& s, void*) {
   o.instructions = s.papi.instructions;
   o.stall_cycles = s.papi.stall_cycles;
   o.cache_misses = s.papi.cache_misses;
+  if (!rt::fail_open("monitor-roles", [&] { roles_of(s, &o); })) o.have_roles = false;
   std::vector<std::pair<long, cpu_set_t>> strays;
   if (s.detail) {
     rt::fail_open("monitor-strays", [&] { strays = strays_of(s); });
@@ -185,6 +257,14 @@ void fixed_pools_note() {
   g_fixed_pools.store(true, std::memory_order_relaxed);
 }
 
+bool fixed_pools_noted() {
+  return g_fixed_pools.load(std::memory_order_relaxed);
+}
+
+bool event_loop_seen() {
+  return g_event_loop.load(std::memory_order_relaxed);
+}
+
 void pause_sampler() {
   if (!g || !g->started) return;
   std::lock_guard<std::mutex> lock(g->life);
@@ -233,6 +313,9 @@ void reset_after_fork() {
   g->started = false;
   g->t0 = 0;
   new (&g->kept) std::vector<std::pair<long, cpu_set_t>>();
+  new (&g->demand_prev) std::vector<State::Demand>();
+  g_event_loop.store(false);  // the child's threads are looked at afresh
+  new (&g->demand_now) std::vector<State::Demand>();
   g->totals = counters::PapiValues{};
 }
 

@@ -1,4 +1,6 @@
 // runtime/notes: what the report says was applied or left alone, and the warnings.
+#include <time.h>
+
 #include "core/log.h"
 #include "runtime/state.h"
 
@@ -6,8 +8,11 @@ namespace pw::rt {
 
 void framework_note(const std::string& name, const std::string& setting, const std::string& value,
                     bool applied, const std::string& why) {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
   std::lock_guard<std::mutex> lock(g->mu);
-  g->frameworks.push_back({name, setting, value, applied, why});
+  g->frameworks.push_back({name, setting, value, applied, why,
+                           static_cast<long long>(now.tv_sec) * 1000 + now.tv_nsec / 1000000});
 }
 
 void pool_note(const PoolNote& n) {

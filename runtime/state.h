@@ -93,6 +93,8 @@ struct Runtime {
   // monitor thread joins at its next sample.
   std::atomic<bool> announced{false};
   std::atomic<bool> launcher{false};  // it spawned ranks that a launcher describes
+  // Exit has begun (exit_begins, on_exit): the membership never joins again.
+  std::atomic<bool> exiting{false};
   // PARWIDTH_NODE_EXPECT with fewer members on the node than expected: this
   // member's share once they are all there (node_share_expected), from the
   // monitor's last scan; empty otherwise. Under mu.

@@ -137,6 +137,28 @@ def _parwidth_start():
         if len(sessions) < 64:
             sessions.append([weakref.ref(sess), options])
 
+    # The interpreter's exit begins (before it joins the program's threads and
+    # tears its modules down): from now on nothing this process runs is work
+    # that needs a share of the node. threading's own exit hooks run first in
+    # finalisation; atexit's where that private hook is missing.
+    def exiting():
+        try:
+            api(b"exiting", None, None, 0, None, 0)
+        except Exception:
+            pass
+
+    try:
+        import threading
+
+        threading._register_atexit(exiting)
+    except Exception:
+        try:
+            import atexit
+
+            atexit.register(exiting)
+        except Exception:
+            pass
+
     state = {"busy": False}
     ort_module = "onnxruntime.capi.onnxruntime_inference_collection"
 
@@ -217,6 +239,7 @@ def _wrap_ort(module, call, generation, session_made):
     import os
     import threading
     import time
+    import weakref
 
     cls = getattr(module, "InferenceSession", None)
     C = getattr(module, "C", None)
@@ -257,8 +280,10 @@ def _wrap_ort(module, call, generation, session_made):
                     rc, reply = call("ort_session", args + " path=0", self._model_bytes or b"")
                 want = dict(kv.split("=") for kv in reply.split()) if rc == 0 and reply else {}
                 want = {k: int(v) for k, v in want.items() if k in keys}
+                now = time.monotonic()
                 st = {"user": args, "a": a, "k": k, "lock": threading.Lock(), "bound": False,
-                      "forced": None}
+                      "forced": None, "mu": threading.Lock(), "inflight": 0, "idle_since": now,
+                      "paused": 0.0, "seen": None, "plan_t": now, "pending": False}
             st["made"], st["gen"], st["t"] = want, generation(), time.monotonic()
             self._parwidth = st
         except Exception:
@@ -320,33 +345,122 @@ def _wrap_ort(module, call, generation, session_made):
         finally:
             st["forced"] = None
 
+    def ask(st, gen, at_call, inflight, paused):
+        """The library's verdict on the session for the plan of generation
+        `gen` (governor/pool_rebuild.h decides), and the options it wants."""
+        now = time.monotonic()
+        if gen != st["seen"]:  # the first look at this plan
+            st["seen"], st["plan_t"], st["paused"] = gen, now, 0.0
+        made = st["made"]
+        rc, reply = call("ort_replan", "%s %s since_ms=%d plan_ms=%d bound=%d at_call=%d "
+                         "inflight=%d paused_ms=%d" % (
+                             st["user"], " ".join("made_%s=%d" % (k, made.get(k, -1))
+                                                  for k in keys),
+                             int((now - st["t"]) * 1000), int((now - st["plan_t"]) * 1000),
+                             int(st["bound"]), int(at_call), inflight, int(paused * 1000)))
+        kv = dict(x.split("=") for x in reply.split()) if rc == 0 and reply else {}
+        return kv.pop("verdict", "same"), {k: int(v) for k, v in kv.items() if k in keys}
+
+    def settle(self, st, gen, verdict, want):
+        """Acts on a verdict; True when nothing is left to do for this plan."""
+        if verdict in ("hold", "defer"):
+            st["pending"] = True
+            return False
+        st["pending"] = False
+        st["gen"] = gen
+        if verdict == "rebuild":
+            rebuild(self, st, want)
+        return True
+
+    # One thread for every session of the process, started at the first run:
+    # every 50 ms, a session whose plan changed (or whose rebuild is due) and
+    # that has no run in flight is asked about from here, so that a rebuild
+    # is made between runs, also when the plan changed while nothing called
+    # it; runs that start meanwhile use the session as it was.
+    watched = {"sessions": [], "thread": None, "lock": threading.Lock()}
+
+    def watch_loop():
+        while True:
+            time.sleep(0.05)
+            with watched["lock"]:
+                live = [(r, st) for r, st in watched["sessions"] if r() is not None]
+                watched["sessions"][:] = live
+            for r, st in live:
+                sess = r()
+                if sess is None or st.get("forced") is not None:
+                    continue
+                try:
+                    gen = generation()
+                    if (gen == st["gen"] and not st["pending"]) or \
+                            not st["lock"].acquire(blocking=False):
+                        continue
+                except Exception:
+                    return
+                try:
+                    with st["mu"]:
+                        inflight = st["inflight"]
+                        pause = time.monotonic() - st["idle_since"]
+                    if inflight == 0:
+                        verdict, want = ask(st, gen, False, 0, pause)
+                        settle(sess, st, gen, verdict, want)
+                except Exception:
+                    pass
+                finally:
+                    st["lock"].release()
+                    sess = None
+
+    def watch(self, st):
+        with watched["lock"]:
+            watched["sessions"].append((weakref.ref(self), st))
+            t = watched["thread"]
+            if t is None or not t.is_alive():
+                try:
+                    t = threading.Thread(target=watch_loop, name="parwidth-ort-rebuild",
+                                         daemon=True)
+                    t.start()
+                    watched["thread"] = t
+                except Exception:
+                    pass
+
     def check(self):
         """At each run: if the plan changed since the session was made, ask
         whether it is made again (one library call when nothing changed)."""
         st = getattr(self, "_parwidth", None)
         if st is None or st.get("forced") is not None:
             return
+        if not st.get("watched"):
+            st["watched"] = True  # from its first run on (its creation starts no thread)
+            watch(self, st)
         try:
-            if generation() == st["gen"] or not st["lock"].acquire(blocking=False):
+            gen = generation()
+            if (gen == st["gen"] and not st["pending"]) or not st["lock"].acquire(blocking=False):
                 return
         except Exception:
             return
         try:
-            made = st["made"]
-            rc, reply = call("ort_replan", "%s %s since_ms=%d bound=%d" % (
-                st["user"], " ".join("made_%s=%d" % (k, made.get(k, -1)) for k in keys),
-                int((time.monotonic() - st["t"]) * 1000), int(st["bound"])))
-            kv = dict(x.split("=") for x in reply.split()) if rc == 0 and reply else {}
-            verdict = kv.pop("verdict", "same")
-            if verdict == "hold":
-                return  # asked again at a later run
-            st["gen"] = generation()
-            if verdict == "rebuild":
-                rebuild(self, st, {k: int(v) for k, v in kv.items() if k in keys})
+            with st["mu"]:
+                inflight = st["inflight"]
+                paused = st["paused"] if gen == st["seen"] else 0.0
+                if inflight == 0:
+                    paused = max(paused, time.monotonic() - st["idle_since"])
+            verdict, want = ask(st, gen, True, inflight, paused)
+            settle(self, st, gen, verdict, want)
         except Exception:
             pass
         finally:
             st["lock"].release()
+
+    def begin(st):
+        with st["mu"]:
+            if st["inflight"] == 0:
+                st["paused"] = max(st["paused"], time.monotonic() - st["idle_since"])
+            st["inflight"] += 1
+
+    def end(st):
+        with st["mu"]:
+            st["inflight"] -= 1
+            if st["inflight"] == 0:
+                st["idle_since"] = time.monotonic()
 
     def checked(name):
         method = getattr(cls, name, None)
@@ -355,7 +469,14 @@ def _wrap_ort(module, call, generation, session_made):
 
         def run(self, *a, **k):
             check(self)
-            return method(self, *a, **k)
+            st = getattr(self, "_parwidth", None)
+            if st is None or "mu" not in st:
+                return method(self, *a, **k)
+            begin(st)
+            try:
+                return method(self, *a, **k)
+            finally:
+                end(st)
 
         run.__name__, run.__doc__ = method.__name__, method.__doc__
         setattr(cls, name, run)

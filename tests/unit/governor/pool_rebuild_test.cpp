@@ -3,69 +3,150 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace pw::gov {
 namespace {
+
+// How a session is asked: at the start of a run, or by its watcher between runs.
+enum Where { kCall, kWatch };
 
 TEST(PoolRebuild, Table) {
   struct Row {
     SessionPools now, want;
-    double since;
+    double since, plan;  // since the session was made, since it saw the plan
+    Where where;
+    int inflight;   // other runs in flight
+    double paused;  // the longest pause since the plan changed (the watcher: the one now)
     bool bound;
     RebuildVerdict verdict;
     const char* why;
   };
   const SessionPools two{2, -1, -1, -1}, one_quiet{1, -1, -1, 0}, two_quiet{2, -1, -1, 0};
+  const SessionPools ort_default{-1, -1, -1, -1};
   const Row rows[] = {
-      {two, two, 0.0, false, RebuildVerdict::kSame, "already the plan's"},
-      {two, one_quiet, 0.2, false, RebuildVerdict::kHold, "shrinking, made 0.2 s ago"},
-      {two, one_quiet, 1.0, false, RebuildVerdict::kRebuild, "shrinking: at once after 1 s"},
-      {two, two_quiet, 30, false, RebuildVerdict::kRebuild, "spinning on a shared node"},
-      {{-1, -1, -1, -1},
-       one_quiet,
-       30,
-       false,
-       RebuildVerdict::kRebuild,
+      {two, two, 0.0, 0.0, kCall, 0, 0, false, RebuildVerdict::kSame, "already the plan's"},
+      {two, one_quiet, 0.2, 0.2, kCall, 0, 0, false, RebuildVerdict::kHold,
+       "shrinking, made 0.2 s ago"},
+      // Due: made between runs, never on a request's path.
+      {two, one_quiet, 30, 0.1, kCall, 0, 0, false, RebuildVerdict::kDefer,
+       "due at a call: not on the request's path"},
+      {two, one_quiet, 30, 0.1, kWatch, 0, 0.3, false, RebuildVerdict::kRebuild,
+       "its traffic paused: made now"},
+      {two, one_quiet, 30, 0.1, kWatch, 0, 0.1, false, RebuildVerdict::kDefer,
+       "a pause shorter than a request's gap: not yet"},
+      {two, one_quiet, 30, 0.1, kWatch, 1, 0, false, RebuildVerdict::kDefer,
+       "a run in flight: not now"},
+      {two, one_quiet, 1.0, 1.0, kWatch, 0, 0.3, false, RebuildVerdict::kRebuild,
+       "made a second ago, paused: shrinks"},
+      // A loop that calls it back to back: nobody else waits, rebuilt at a call once due a while.
+      {two, one_quiet, 30, 1.9, kCall, 0, 0.001, false, RebuildVerdict::kDefer,
+       "a loop, due 1.9 s: not yet"},
+      {two, one_quiet, 30, 2.0, kCall, 0, 0.001, false, RebuildVerdict::kRebuild,
+       "a loop, due 2 s: at the call"},
+      {two, one_quiet, 30, 5.0, kCall, 0, 0.5, false, RebuildVerdict::kDefer,
+       "its traffic has paused since: left to the watcher"},
+      {two, one_quiet, 30, 5.0, kCall, 1, 0.001, false, RebuildVerdict::kDefer,
+       "runs of other threads in flight: never at a call"},
+      {two, two_quiet, 30, 30, kWatch, 0, 1, false, RebuildVerdict::kRebuild,
+       "spinning on a shared node"},
+      {ort_default, one_quiet, 30, 30, kWatch, 0, 1, false, RebuildVerdict::kRebuild,
        "ORT's default size shrinks to any explicit one"},
-      {one_quiet, two, 1.0, false, RebuildVerdict::kHold, "growing: the plan must hold"},
-      {one_quiet, two, 5.0, false, RebuildVerdict::kRebuild, "growing after 5 s"},
+      // Growing: the plan must hold first, so that a neighbour's pause costs no rebuild.
+      {one_quiet, two, 30, 1.0, kWatch, 0, 1, false, RebuildVerdict::kHold,
+       "growing: the plan must hold"},
+      {one_quiet, two, 30, 5.0, kWatch, 0, 1, false, RebuildVerdict::kRebuild,
+       "growing after 5 s, paused"},
+      {one_quiet, two, 3.0, 5.0, kWatch, 0, 1, false, RebuildVerdict::kRebuild,
+       "growing: counted from the plan, not the session"},
+      {one_quiet, two, 30, 6.0, kCall, 0, 0.001, false, RebuildVerdict::kDefer,
+       "growing in a loop, due 1 s"},
+      {one_quiet, two, 30, 7.0, kCall, 0, 0.001, false, RebuildVerdict::kRebuild,
+       "growing in a loop, due 2 s"},
       {one_quiet,
        {1, -1, -1, -1},
+       30,
        5.0,
+       kWatch,
+       0,
+       1,
        false,
        RebuildVerdict::kRebuild,
        "alone again: spinning back on"},
       {{1, 1, 0, 0},
        {1, 2, 1, 0},
+       30,
        5.0,
+       kWatch,
+       0,
+       1,
        false,
        RebuildVerdict::kRebuild,
        "more pools: parallel mode"},
-      {{1, 2, 1, 0}, {1, 1, 0, 0}, 1.0, false, RebuildVerdict::kRebuild, "fewer pools: shrinks"},
-      {two, one_quiet, 30, true, RebuildVerdict::kKept, "IO bindings: never rebuilt"},
-      {two, two, 30, true, RebuildVerdict::kSame, "bound but already right"},
+      {{1, 2, 1, 0},
+       {1, 1, 0, 0},
+       1.0,
+       1.0,
+       kWatch,
+       0,
+       1,
+       false,
+       RebuildVerdict::kRebuild,
+       "fewer pools: shrinks"},
+      {two, one_quiet, 30, 30, kWatch, 0, 1, true, RebuildVerdict::kKept,
+       "IO bindings: never rebuilt"},
+      {two, two, 30, 30, kCall, 0, 0, true, RebuildVerdict::kSame, "bound but already right"},
   };
   for (const Row& r : rows) {
     RebuildInput in;
     in.now = r.now;
     in.want = r.want;
     in.since_change_s = r.since;
+    in.since_plan_s = r.plan;
+    in.at_call = r.where == kCall;
+    in.runs_in_flight = r.inflight;
+    in.paused_s = r.paused;
     in.pinned_by_program = r.bound;
     const RebuildDecision d = pool_rebuild_decide(in);
     EXPECT_EQ(d.verdict, r.verdict) << r.why;
     EXPECT_STRNE(d.why, "") << r.why;
+    EXPECT_STRNE(rebuild_verdict_name(d.verdict), "") << r.why;
   }
+}
+
+TEST(PoolRebuild, NoRebuildWithRunsInFlight) {
+  // Whatever the times, a rebuild is never decided while another run of the session is in flight.
+  for (int where = 0; where < 2; ++where)
+    for (double plan : {0.0, 1.0, 3.0, 10.0, 100.0})
+      for (double paused : {0.0, 0.05, 0.3, 5.0}) {
+        RebuildInput in;
+        in.now = {2, -1, -1, -1};
+        in.want = plan > 5 ? SessionPools{4, -1, -1, 0} : SessionPools{1, -1, -1, 0};
+        in.since_change_s = 100;
+        in.since_plan_s = plan;
+        in.at_call = where == 0;
+        in.paused_s = paused;
+        in.runs_in_flight = 1;
+        EXPECT_NE(pool_rebuild_decide(in).verdict, RebuildVerdict::kRebuild)
+            << where << " " << plan << " " << paused;
+      }
 }
 
 TEST(PoolRebuild, HoldTimesAreTheConfigs) {
   RebuildInput in;
   in.now = {1, -1, -1, 0};
   in.want = {4, -1, -1, 0};
+  in.at_call = false;
+  in.paused_s = 1;
   RebuildConfig c;
   c.grow_hold_s = 20;
-  in.since_change_s = 19;
+  in.since_change_s = 100;
+  in.since_plan_s = 19;
   EXPECT_EQ(pool_rebuild_decide(in, c).verdict, RebuildVerdict::kHold);
-  in.since_change_s = 20;
+  in.since_plan_s = 20;
   EXPECT_EQ(pool_rebuild_decide(in, c).verdict, RebuildVerdict::kRebuild);
+  c.quiet_s = 2;
+  EXPECT_EQ(pool_rebuild_decide(in, c).verdict, RebuildVerdict::kDefer);
 }
 
 }  // namespace

@@ -321,5 +321,34 @@ TEST(ThreadTable, ReassignTakesThePoolModuloTheNewPlansPools) {
   EXPECT_EQ(r.reassign(1).pool, -1) << "a plan without pools governs nothing";
 }
 
+TEST(ThreadTable, WhichThreadsArePools) {
+  struct Row {
+    const char* creator;
+    bool pool;
+  };
+  const Row rows[] = {
+      {"libgomp.so.1", true},
+      {"libgomp-a34b3233.so.1", true},  // a wheel's own copy
+      {"libomp.so.5", true},
+      {"libiomp5.so", true},
+      {"onnxruntime_pybind11_state.cpython-311-x86_64-linux-gnu.so", true},
+      {"libonnxruntime.so.1.17.0", true},
+      {"std::thread (libstdc++.so.6) from libtorch_cpu.so.1.13", true},
+      {"std::thread (libstdc++.so.6) from libtensorflow_framework.so.2", true},
+      {"libopenblas.so.0", true},
+      {"libmkl_gnu_thread.so.2", true},
+      // The program's own: its interpreter's threads (request threads, an event
+      // loop's executor), its own code's, and what cannot be told.
+      {"python3.11", false},
+      {"libpython3.11.so.1.0", false},
+      {"libc.so.6 from python3.11", false},
+      {"std::thread (libstdc++.so.6) from server", false},
+      {"naive_engine", false},
+      {"unknown", false},
+      {"", false},
+  };
+  for (const Row& r : rows) EXPECT_EQ(thread_is_pool(r.creator), r.pool) << r.creator;
+}
+
 }  // namespace
 }  // namespace pw::gov

@@ -176,6 +176,55 @@ TEST(Oversub, FixedFrameworkPoolsGetAdviceBesideTheCap) {
   EXPECT_NE(std::string(r.actions.back().text).find("cannot be resized"), std::string::npos);
 }
 
+// A model server confined to one CPU: the thread that runs the model (1 CPU) and its
+// event loop (0.7) are the program's own threads, and no pool of it is busy. The advice says
+// so, names the event loop, and does not ask for fewer pool threads.
+TEST(Oversub, AdviceTellsTheProgramsOwnThreadsFromPools) {
+  OversubConfig c;
+  c.budget_cpus = 1;
+  c.omp_cap = 1;
+  OversubDetector d(c);
+  std::vector<OversubSample> ss;
+  for (int i = 0; i < 5; ++i) {
+    OversubSample s = sample(i, 0.7, 0, 0, 1.0);
+    s.have_roles = true;
+    s.pool_cpus = 0.0;
+    s.own_cpus = 1.7;
+    s.own_top[0] = {4242, 1.0, false, false};
+    s.own_top[1] = {4200, 0.7, true, true};
+    ss.push_back(s);
+  }
+  const Trace r = feed(d, ss);
+  ASSERT_EQ(count(r, ActionKind::kAdvice), 1);
+  std::string flagged, advice;
+  for (const OversubAction& a : r.actions) {
+    if (a.kind == ActionKind::kAdvice) advice = a.text;
+    if (a.kind == ActionKind::kOversubscribed) flagged = a.text;
+  }
+  EXPECT_NE(flagged.find("the program's own threads 1.7"), std::string::npos) << flagged;
+  EXPECT_NE(advice.find("thread 4200 (the main thread, an event loop)"), std::string::npos)
+      << advice;
+  EXPECT_NE(advice.find("thread 4242 (a request thread or a model's caller)"), std::string::npos)
+      << advice;
+  EXPECT_NE(advice.find("not pools"), std::string::npos) << advice;
+  EXPECT_EQ(advice.find("PARWIDTH_POOLS"), std::string::npos) << advice;
+
+  // Its pools' threads alone want more than its CPU: fewer pool threads would help.
+  OversubDetector p(c);
+  for (OversubSample& s : ss) {
+    s.pool_cpus = 1.5;
+    s.own_cpus = 0.2;
+    s.own_top[0] = {4200, 0.2, true, true};
+    s.own_top[1] = {};
+  }
+  const Trace q = feed(p, ss);
+  advice.clear();
+  for (const OversubAction& a : q.actions)
+    if (a.kind == ActionKind::kAdvice) advice = a.text;
+  EXPECT_NE(advice.find("fewer pool threads (PARWIDTH_POOLS"), std::string::npos) << advice;
+  EXPECT_NE(advice.find("the program's own threads: thread 4200"), std::string::npos) << advice;
+}
+
 TEST(Oversub, CapComesBackAfterALongCalm) {
   OversubConfig c = two_cores(8);
   OversubDetector d(c);
