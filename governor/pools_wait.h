@@ -70,7 +70,9 @@ enum class WaitVerdict {
 struct WaitDecision {
   WaitVerdict verdict = WaitVerdict::kKeep;
   long value = 0;  // for kBound/kReplace: what the knob is set to (kTfSpinning: 0 = no spinning)
-  bool changes() const { return verdict == WaitVerdict::kBound || verdict == WaitVerdict::kReplace; }
+  bool changes() const {
+    return verdict == WaitVerdict::kBound || verdict == WaitVerdict::kReplace;
+  }
 };
 
 WaitDecision wait_decide(const PoolContext& c, const WaitFacts& f);

@@ -22,9 +22,9 @@ constexpr char kMarker[] = "PARWIDTH_WAITS_SET";
 
 struct EnvKnob {
   gov::WaitKnob knob;
-  const char* var;          // what parwidth sets
+  const char* var;           // what parwidth sets
   const char* also_user[2];  // other variables by which the user chooses the waiting
-  const char* file_part;    // the runtime's objects, by file name
+  const char* file_part;     // the runtime's objects, by file name
 };
 
 const EnvKnob kEnvKnobs[] = {

@@ -36,8 +36,8 @@ TEST(WaitDecide, Table) {
       {"KMP_BLOCKTIME set", K::kKmpBlocktime, true, false, true, true, false, V::kKeep, 0},
       {"OpenBLAS loaded after parwidth", K::kOpenblasTimeout, true, false, false, true, false,
        V::kBound, kOpenblasTimeoutLog2},
-      {"OPENBLAS_THREAD_TIMEOUT set", K::kOpenblasTimeout, true, false, true, true, false,
-       V::kKeep, 0},
+      {"OPENBLAS_THREAD_TIMEOUT set", K::kOpenblasTimeout, true, false, true, true, false, V::kKeep,
+       0},
       {"TensorFlow alone on its node", K::kTfSpinning, true, false, false, true, false, V::kAlone,
        0},
       {"TensorFlow where neighbours may come", K::kTfSpinning, true, false, false, true, true,
@@ -67,8 +67,8 @@ TEST(WaitDecide, Table) {
 }
 
 TEST(WaitDecide, EveryKnobHasItsDefaultInWords) {
-  for (WaitKnob k : {WaitKnob::kGompSpinCount, WaitKnob::kKmpBlocktime,
-                     WaitKnob::kOpenblasTimeout, WaitKnob::kTfSpinning})
+  for (WaitKnob k : {WaitKnob::kGompSpinCount, WaitKnob::kKmpBlocktime, WaitKnob::kOpenblasTimeout,
+                     WaitKnob::kTfSpinning})
     EXPECT_STRNE(wait_default_text(k), "");
 }
 
