@@ -19,6 +19,7 @@ int omp_get_num_procs(void);
 int omp_get_level(void);
 void kmp_set_defaults(const char* str);  // libomp's and libiomp5's extension
 int kmp_get_affinity_max_proc(void);     // likewise
+void kmp_set_blocktime(int msec);        // likewise: the calling thread's teams
 
 // libgomp's ABI (GCC's codegen for #pragma omp parallel); libomp implements it too.
 void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);

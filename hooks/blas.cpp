@@ -291,6 +291,8 @@ void blas_values(std::vector<rt::RuntimeValue>* out) {
     v.object = f.object;
     v.setting = "threads (its own getter)";
     v.value = f.get();
+    if (strcmp(f.lib->name, "openblas") == 0)
+      v.waits = rt::pool_wait_text(gov::WaitKnob::kOpenblasTimeout, f.object);
     out->push_back(std::move(v));
   }
 }

@@ -6,6 +6,7 @@
 PW_CALL(omp_get_level)
 PW_CALL(kmp_set_defaults)
 PW_CALL(kmp_get_affinity_max_proc)
+PW_CALL(kmp_set_blocktime)
 PW_CALL(TF_NewBuffer)
 PW_CALL(TF_DeleteBuffer)
 PW_CALL(TF_NewStatus)

@@ -140,6 +140,68 @@ void* dyn_lookup(const DynTables& t, const char* name, bool* ifunc) {
   return nullptr;
 }
 
+void* dyn_import_bound(const DynTables& t, const char* const* names, size_t n,
+                       bool (*accept)(const void* bound, void* data), void* data) {
+#if defined(__x86_64__)
+  constexpr uint32_t kJumpSlot = 7, kGlobDat = 6;  // R_X86_64_JUMP_SLOT, R_X86_64_GLOB_DAT
+#elif defined(__aarch64__)
+  constexpr uint32_t kJumpSlot = 1026, kGlobDat = 1025;  // R_AARCH64_JUMP_SLOT, _GLOB_DAT
+#else
+  (void)t, (void)names, (void)n, (void)accept, (void)data;
+  return nullptr;
+#endif
+#if defined(__x86_64__) || defined(__aarch64__)
+  uintptr_t jmprel = 0, rela = 0;
+  size_t jmprel_size = 0, rela_size = 0;
+  bool plt_rela = true;
+  for (const ElfW(Dyn)* d = t.dyn; d && d->d_tag != DT_NULL; ++d) {
+    const uintptr_t p = static_cast<uintptr_t>(d->d_un.d_ptr);
+    switch (d->d_tag) {
+      case DT_JMPREL:
+        jmprel = dyn_addr(t.base, p);
+        break;
+      case DT_PLTRELSZ:
+        jmprel_size = static_cast<size_t>(d->d_un.d_val);
+        break;
+      case DT_PLTREL:
+        plt_rela = d->d_un.d_val == DT_RELA;
+        break;
+      case DT_RELA:
+        rela = dyn_addr(t.base, p);
+        break;
+      case DT_RELASZ:
+        rela_size = static_cast<size_t>(d->d_un.d_val);
+        break;
+      default:
+        break;
+    }
+  }
+  const size_t count = dyn_symbol_count(t);
+  const struct {
+    uintptr_t at;
+    size_t size;
+  } tables[] = {{plt_rela ? jmprel : 0, jmprel_size}, {rela, rela_size}};
+  for (const auto& table : tables) {
+    if (!table.at) continue;
+    const auto* r = reinterpret_cast<const ElfW(Rela)*>(table.at);
+    for (size_t i = 0; i < table.size / sizeof(ElfW(Rela)); ++i) {
+      const uint32_t type = ELF64_R_TYPE(r[i].r_info);
+      const size_t sym = ELF64_R_SYM(r[i].r_info);
+      if ((type != kJumpSlot && type != kGlobDat) || sym == 0 || (count && sym >= count)) continue;
+      const ElfW(Sym)& s = t.syms[sym];
+      if (s.st_name == 0 || s.st_name >= t.strsz) continue;
+      const char* name = t.strs + s.st_name;
+      for (size_t k = 0; k < n; ++k) {
+        if (strcmp(name, names[k]) != 0) continue;
+        void* bound = *reinterpret_cast<void* const*>(t.base + r[i].r_offset);
+        if (bound && accept(bound, data)) return bound;
+      }
+    }
+  }
+  return nullptr;
+#endif
+}
+
 bool dyn_needed_any(const DynTables& t, bool (*fn)(const char*, void*), void* data) {
   for (const ElfW(Dyn)* d = t.dyn; d && d->d_tag != DT_NULL; ++d)
     if (d->d_tag == DT_NEEDED && d->d_un.d_val < t.strsz && fn(t.strs + d->d_un.d_val, data))

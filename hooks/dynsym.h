@@ -41,6 +41,13 @@ size_t dyn_symbol_count(const DynTables& t);
 // *ifunc and not resolved.
 void* dyn_lookup(const DynTables& t, const char* name, bool* ifunc = nullptr);
 
+// Where the loader bound this object's own imports (its GOT): the address held
+// for the first import named one of names[0..n) that `accept` takes (a lazy
+// PLT entry not yet called still points into the object itself: the caller's
+// accept tells), or nullptr. x86-64 and AArch64 relocations.
+void* dyn_import_bound(const DynTables& t, const char* const* names, size_t n,
+                       bool (*accept)(const void* bound, void* data), void* data);
+
 // Calls fn(needed_name, data) for each DT_NEEDED entry until it returns true.
 bool dyn_needed_any(const DynTables& t, bool (*fn)(const char*, void*), void* data);
 

@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "governor/pools_omp.h"
 #include "hooks/blas.h"
 #include "hooks/dynsym.h"
 #include "hooks/real.h"
@@ -61,6 +62,10 @@ void runtime_values_read(std::vector<rt::RuntimeValue>* out) {
     v.object = base ? base + 1 : rts.name[i];
     v.setting = "max threads (omp_get_max_threads on the exiting thread)";
     v.value = rts.max_threads[i]();
+    v.waits = rt::pool_wait_text(gov::omp_runtime_of(v.object.c_str()) == gov::OmpRuntime::kGnu
+                                     ? gov::WaitKnob::kGompSpinCount
+                                     : gov::WaitKnob::kKmpBlocktime,
+                                 v.object);
     out->push_back(std::move(v));
   }
   blas_values(out);

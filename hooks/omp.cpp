@@ -18,6 +18,7 @@
 
 #include "governor/pin.h"
 #include "governor/pools_omp.h"
+#include "governor/pools_wait.h"
 #include "hooks/guard.h"
 #include "hooks/imports.h"
 #include "hooks/pools.h"
@@ -27,6 +28,10 @@
 
 namespace pw::hooks {
 namespace {
+
+// The blocktime (ms) every master thread of an LLVM or Intel runtime gives its
+// teams (decided at activation; -1: left as it is).
+std::atomic<long> g_blocktime{-1};
 
 // Per thread: the cap generation already applied, and whether the program
 // set this thread's team size itself.
@@ -300,10 +305,19 @@ void omp_before_region(const void* caller_pc) {
   team.role = gov::PoolRole::kOmpTeam;
   team.user_set = t_user_set;
   const gov::SettingDecision d = gov::pool_knob_decide(pool_context(), team);
-  if (!d.changes()) return;
   // The runtime the caller uses (a wheel may bundle its own libgomp).
   auto set = PW_REAL_AT(omp_set_num_threads, caller_pc);
-  if (set) set(d.value);
+  if (!set) return;
+  if (d.changes()) set(d.value);
+  // LLVM's and Intel's runtimes: this thread's teams wait as governor/pools_wait
+  // says (libgomp's wait was set in the environment at load).
+  const long blocktime = g_blocktime.load(std::memory_order_relaxed);
+  if (blocktime < 0) return;
+  const char* runtime = object_name_of(reinterpret_cast<const void*>(set));
+  if (gov::omp_runtime_of(runtime) != gov::OmpRuntime::kLlvm) return;
+  auto bt = PW_REAL_AT(kmp_set_blocktime, caller_pc);
+  if (bt && object_name_of(reinterpret_cast<const void*>(bt)) == runtime)
+    bt(static_cast<int>(blocktime));
 }
 
 bool omp_thread_left_to_runtime(const void* caller_pc, const char** why) {
@@ -316,6 +330,16 @@ bool omp_thread_left_to_runtime(const void* caller_pc, const char** why) {
 }
 
 void omp_on_activate() {
+  // How LLVM's and Intel's teams wait (they read KMP_BLOCKTIME at their own
+  // start, but take kmp_set_blocktime from each master thread at any time).
+  const char* bt_user = getenv("KMP_BLOCKTIME");
+  const char* library = getenv("KMP_LIBRARY");
+  gov::WaitFacts wait;
+  wait.knob = gov::WaitKnob::kKmpBlocktime;
+  wait.user_set = (bt_user && *bt_user) || (library && *library);
+  const gov::WaitDecision bt = gov::wait_decide(pool_context(), wait);
+  g_blocktime.store(bt.changes() ? bt.value : -1, std::memory_order_relaxed);
+  rt::wait_decided(gov::WaitKnob::kKmpBlocktime, bt);
   const char* bind_var = "";
   const char* bind_value = "";
   const char* display_var = "";

@@ -307,6 +307,56 @@ void bind_all() {
   done.store(true, std::memory_order_release);
 }
 
+namespace {
+
+// OpenMP's entry points parwidth hooks or calls (omp_*, GOMP_*, __kmpc_*,
+// kmp_*) go to the runtime the caller's other OpenMP calls go to: several
+// copies may be loaded (torch's libgomp.so.1 in the global scope, XGBoost's
+// libgomp-<hash>.so.1 as its own dependency), and a region started in one
+// whose thread numbers come from another crashes the program. The loader
+// searches the global scope before the caller's own dependencies, and whether
+// a copy is in the global scope, and was when the caller was bound, is not
+// written where the caller can read it; the caller's GOT is. These are
+// OpenMP functions parwidth never hooks: the loader's choice for them stands.
+const char* const kOmpAnchors[] = {"omp_get_thread_num",   "omp_get_num_threads",
+                                   "omp_in_parallel",      "GOMP_barrier",
+                                   "GOMP_critical_start",  "GOMP_single_start",
+                                   "GOMP_loop_end_nowait", "__kmpc_global_thread_num",
+                                   "__kmpc_barrier",       "__kmpc_for_static_fini"};
+
+bool is_openmp(const char* name) {
+  return !strncmp(name, "omp_", 4) || !strncmp(name, "GOMP_", 5) || !strncmp(name, "__kmpc_", 7) ||
+         !strncmp(name, "kmp_", 4);
+}
+
+// The definition of `name` in the OpenMP runtime the caller's own OpenMP
+// imports were bound to, or nullptr (none bound yet, or that runtime lacks it).
+void* openmp_bound_for(const char* name, const struct link_map* map) {
+  DynTables caller;
+  if (!map || is_self(map->l_ld) ||
+      !dyn_tables_read(static_cast<uintptr_t>(map->l_addr), map->l_ld, &caller))
+    return nullptr;
+  void* bound = dyn_import_bound(
+      caller, kOmpAnchors, sizeof kOmpAnchors / sizeof *kOmpAnchors,
+      [](const void* p, void* m) {
+        struct dl_find_object fo;
+        // Bound elsewhere: not a lazy entry still pointing into the caller, not ours.
+        return _dl_find_object(const_cast<void*>(p), &fo) == 0 && fo.dlfo_link_map != m &&
+               !is_self(p);
+      },
+      const_cast<struct link_map*>(map));
+  if (!bound) return nullptr;
+  struct dl_find_object fo;
+  if (_dl_find_object(bound, &fo) != 0 || !fo.dlfo_link_map) return nullptr;
+  const struct link_map* rt = fo.dlfo_link_map;
+  DynTables t;
+  if (!dyn_tables_read(static_cast<uintptr_t>(rt->l_addr), rt->l_ld, &t)) return nullptr;
+  void* p = dyn_lookup(t, name);
+  return p && !is_self(p) ? p : nullptr;
+}
+
+}  // namespace
+
 void* real_for_caller(RealSlot* slot, const void* caller_pc) {
   if (!slot->bound.load(std::memory_order_acquire)) bind_one(slot);
   if (void* g = slot->global.load(std::memory_order_acquire)) return g;
@@ -320,7 +370,8 @@ void* real_for_caller(RealSlot* slot, const void* caller_pc) {
   void* f = nullptr;
   if (map && cached(slot, map, now, &f, &not_found)) return f;
   g_lookups.fetch_add(1, std::memory_order_relaxed);
-  f = symbol_lookup_from(slot->name, map);
+  f = is_openmp(slot->name) ? openmp_bound_for(slot->name, map) : nullptr;
+  if (!f) f = symbol_lookup_from(slot->name, map);
   if (map) cache_store(slot, map, now, f ? f : &not_found);
   return f;
 }

@@ -62,7 +62,9 @@ void bind_all();
 void bind_exec();
 
 // The original of `slot` as the caller at `caller_pc` would have reached it.
-// nullptr only if no loaded object defines it.
+// nullptr only if no loaded object defines it. An OpenMP entry point goes to the
+// runtime the loader bound the caller's other OpenMP calls to (read from its
+// GOT), where several copies are loaded.
 void* real_for_caller(RealSlot* slot, const void* caller_pc);
 
 // The object (link_map name, "" for the main program) that contains pc, or nullptr.

@@ -18,6 +18,7 @@
 #include "core/model_file.h"
 #include "governor/graph_adoption.h"
 #include "governor/pools_tf.h"
+#include "governor/pools_wait.h"
 #include "graph/graph.h"
 #include "hooks/fail_open.h"
 #include "hooks/guard.h"
@@ -605,6 +606,19 @@ PW_HOOK(void, PW_TF_THREADPOOL,
           pw::rt::framework_note("tensorflow", std::string("thread pool ") + n,
                                  std::to_string(num_threads), asked == num_threads, why);
           pw::rt::fixed_pool_made("tensorflow", n, num_threads);
+          // How its idle threads wait: TensorFlow passes the low-latency hint as
+          // !disable_thread_spinning; a pool it makes without it spins not at all.
+          pw::gov::WaitFacts wait;
+          wait.knob = pw::gov::WaitKnob::kTfSpinning;
+          wait.user_set = !low_latency_hint;
+          wait.node_may_share = pw::rt::node_may_share();
+          const pw::gov::WaitDecision w = pw::gov::wait_decide(ctx, wait);
+          pw::rt::wait_decided(pw::gov::WaitKnob::kTfSpinning, w);
+          if (w.changes()) low_latency_hint = false;
+          if (w.verdict != pw::gov::WaitVerdict::kKeep)
+            pw::rt::framework_note("tensorflow", std::string("thread pool ") + n + " spinning",
+                                   w.changes() ? "off" : "on", w.changes(),
+                                   pw::gov::wait_verdict_text(w.verdict));
         }
       });
       saved_pool = pw::rt::current_pool();

@@ -89,6 +89,7 @@ void activate() {
     return;
   }
   for (const std::string& w : p.warnings) warn_once(w, w);
+  waits_note(r);
   r.machine = std::move(p.machine);
   r.have_machine = true;
   r.local_from = p.local_from;

@@ -15,6 +15,7 @@
 #include "core/options.h"
 #include "core/planning.h"
 #include "core/report.h"
+#include "governor/pools_wait.h"
 #include "governor/setting.h"
 #include "governor/thread_table.h"
 #include "runtime/monitor.h"
@@ -99,6 +100,15 @@ unsigned plan_generation();
 // lists it under the generation it was made for.
 void plan_applied(unsigned generation, const std::string& what);
 
+// How a runtime's idle threads wait, for the report (runtime/waits.cpp): the
+// bounded wait parwidth set, the user's, or the runtime's default, for one of its
+// objects (a file name; for libgomp and OpenBLAS it says whether that copy was
+// loaded before parwidth could set its variable).
+std::string pool_wait_text(gov::WaitKnob knob, const std::string& object);
+// A hook decided a wait the runtime takes later than its load (libomp's
+// blocktime through its API, TensorFlow's spinning at its pools' constructor).
+void wait_decided(gov::WaitKnob knob, const gov::WaitDecision& d);
+
 // A runtime's thread setting as the runtime itself reports it (its own getter),
 // for the report's `in_force`: what is in force at exit, next to the plan.
 struct RuntimeValue {
@@ -106,6 +116,7 @@ struct RuntimeValue {
   std::string object;   // the library (file name) or session it was read from
   std::string setting;  // "max threads (main thread)", "intra-op threads", ...
   int value = -1;
+  std::string waits;  // how its idle threads wait (pool_wait_text), where known
 };
 // Values read by the program's own side before it exits (Python's atexit:
 // torch's counts, ONNX Runtime sessions' options), with the hooks' own reads
@@ -123,6 +134,11 @@ bool node_shared();
 // the plan on the share this process will have once they are all there
 // (*why then says so; empty otherwise). Call after fixed_pools_prepare.
 gov::Plan fixed_pools_plan(std::string* why);
+
+// True when other governed processes may share this process's cores now or
+// later: it takes part in the node registry, or a launcher gave it a local
+// size above 1. Pools made once (TensorFlow's) then do not spin while idle.
+bool node_may_share();
 
 // A warning printed once (per key) and kept for the report.
 void warn_once(const std::string& key, const std::string& message);

@@ -64,7 +64,9 @@ void on_load() {
     exe[n] = '\0';
     r.names.push_back(base_name(exe));
   }
-  if (!opt::process_selected(r.opt, r.names)) return;
+  const bool selected = opt::process_selected(r.opt, r.names);
+  waits_at_load(r, selected);
+  if (!selected) return;
   r.pid.store(getpid(), std::memory_order_relaxed);
   // Read now: a linked-in libgomp has already read it, and later the host may change it.
   if (const char* omp = getenv("OMP_NUM_THREADS")) {

@@ -372,6 +372,18 @@ bool node_shared() {
   return !r->expected_share.cpus.empty();
 }
 
+bool node_may_share() {
+  Runtime* r = g;
+  if (!r || r->state.load(std::memory_order_acquire) != kActive) return false;
+  // Whether activation took part in the registry (fixed before the state is active;
+  // node_member itself may change on the monitor thread).
+  if (r->opt.node && r->opt.mode == opt::Mode::kGovern && r->opt.topology.empty() &&
+      r->node_registry && !r->forked_child)
+    return true;
+  const std::shared_ptr<const InForce> now = r->owner.current();
+  return now && now->budget.local_size > 1;
+}
+
 gov::Plan fixed_pools_plan(std::string* why) {
   Runtime* r = g;
   if (why) why->clear();

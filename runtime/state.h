@@ -18,6 +18,7 @@
 #include "core/planning.h"
 #include "governor/membership.h"
 #include "governor/node_share.h"
+#include "governor/pools_wait.h"
 #include "governor/thread_table.h"
 #include "runtime/api.h"
 #include "runtime/in_force.h"
@@ -78,6 +79,16 @@ struct Runtime {
   std::vector<std::string> warnings;
   std::vector<std::string> warned_keys;
   std::vector<std::string> load_warnings;  // bad option values, said at activation
+  // How the runtimes' idle threads wait (runtime/waits.cpp): the decisions for
+  // the variables set at load (libgomp's, OpenBLAS's, in that order), the
+  // runtimes already loaded then, and the ones decided later by the hooks
+  // (libomp's blocktime, TensorFlow's spinning; under mu).
+  struct Waits {
+    gov::WaitDecision env[2];
+    std::vector<std::string> at_start;
+    gov::WaitDecision blocktime, tf;
+    bool decided[2] = {false, false};
+  } waits;
   // The runtimes' own values read by the program's side before exit
   // (runtime_values_set), under mu.
   std::vector<RuntimeValue> runtime_values;
@@ -176,6 +187,14 @@ int process_confine(Runtime& r, const std::vector<int>& mask);
 void process_note(Runtime& r, int moved);
 bool process_confines(const Runtime& r);
 bool env_names_a_rank(char* const envp[]);
+
+// waits.cpp
+// At load, before the program loads its runtimes: the bounded waits set in the
+// environment (a governed process), or what a governed parent set taken back (a
+// process parwidth does not govern).
+void waits_at_load(Runtime& r, bool selected);
+// At activation: the report's notes on them.
+void waits_note(Runtime& r);
 
 // timeline.cpp
 // The report's plan_timeline array and in_force object.

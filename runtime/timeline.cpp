@@ -91,6 +91,7 @@ std::string in_force_json(Runtime& r, const InForce& now) {
     w.key("object").value(v.object);
     w.key("setting").value(v.setting);
     w.key("value").value(v.value);
+    if (!v.waits.empty()) w.key("waits").value(v.waits);
     w.end_object();
   }
   // Pools a framework made once (TensorFlow's, ORT's C API sessions): the size
@@ -101,6 +102,8 @@ std::string in_force_json(Runtime& r, const InForce& now) {
     w.key("object").value("thread pool " + f.pool);
     w.key("setting").value("threads (as made; cannot be resized)");
     w.key("value").value(f.threads);
+    if (f.framework == "tensorflow")
+      w.key("waits").value(pool_wait_text(gov::WaitKnob::kTfSpinning, f.pool));
     w.end_object();
   }
   w.end_array();

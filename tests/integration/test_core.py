@@ -550,3 +550,21 @@ def test_no_heavy_or_unwinder_dependencies():
     assert needed, d.stdout
     for lib in needed:
         assert not lib.startswith(("libstdc++", "libunwind", "libhwloc", "libpapi", "libgcc_s")), lib
+
+
+def test_two_libgomp_copies_each_caller_stays_in_the_runtime_the_loader_chose():
+    """torch's libgomp.so.1 in the global scope, XGBoost's own libgomp-<hash>.so.1
+    beside it: the loader binds XGBoost's OpenMP calls to torch's copy (the global
+    scope comes first). parwidth's hooks sent its regions to XGBoost's own copy
+    while its thread numbers still came from torch's: every thread was thread 0
+    (XGBoost then indexed past its per-thread buffers and the process aborted with
+    a double free). Each region must run in the copy the caller's other OpenMP
+    calls use."""
+    prog = BIN / "omp_two_copies"
+    if not prog.exists():
+        pytest.skip("omp_two_copies not built (no patchelf: scripts/bootstrap)")
+    args = [prog, BUILD / "lib" / "libomp_teams_lib.so", BUILD / "lib" / "libomp_copy_lib.so"]
+    bare = run(args, preload=False)
+    assert (bare.returncode, bare.stdout) == (0, "team 2 ids 1 2\n"), bare.stderr
+    gov = run(args, INTRA=2)
+    assert (gov.returncode, gov.stdout) == (0, bare.stdout), gov.stderr
