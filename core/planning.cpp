@@ -120,6 +120,7 @@ graph::Status graph_costed(graph::Graph* g, const graph::InputShapes& given, Gra
 
 gov::GraphWidth width_of(const graph::Stats& st) {
   gov::GraphWidth w;
+  w.known = true;
   w.heavy = static_cast<long>(st.heavy);
   w.layers = static_cast<long>(st.layers);
   w.avg_width = static_cast<long>(st.avg_width);
@@ -151,7 +152,6 @@ gov::CostGraph cost_graph_of(const graph::Graph& g) {
 
 void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* out) {
   static_cast<gov::GraphWidth&>(*out) = width_of(st);
-  out->known = true;
   out->source = st.source;
   out->work_over_span = st.work_over_span;
   out->fingerprint = graph::fingerprint(g);
@@ -165,9 +165,7 @@ gov::Plan plan_with_cache(const opt::Options& o, const opt::EnvLookup& env,
                           bool* calibration_found) {
   gov::PlanInputs in;
   in.mode = o.plan;
-  in.width.known = graph.known;
-  in.width.avg_width = graph.avg_width;
-  in.width.max_level_width = graph.max_level_width;
+  in.width = static_cast<const gov::GraphWidth&>(graph);
   gov::PlanOptions po;
   po.pools = o.pools;
   po.intra = o.intra;

@@ -6,7 +6,7 @@
 #include "base/group_sizes.h"
 
 namespace pw::gov {
-Plan plan_for(const BudgetView& budget, const WidthView& width, const PlanOptions& opt) {
+Plan plan_for(const BudgetView& budget, const GraphWidth& width, const PlanOptions& opt) {
   Plan p;
   // Slots: one per physical core (its first PU), or one per PU with smt.
   std::vector<int> slot_cpu;

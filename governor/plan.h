@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "governor/graph_width.h"
+
 namespace pw::gov {
 
 // One physical core of the budget: its socket and its allowed PUs.
@@ -20,13 +22,6 @@ struct CoreSlot {
 // The budget as the governor sees it: cores in socket-major order.
 struct BudgetView {
   std::vector<CoreSlot> cores;
-};
-
-// The width statistics that matter for the plan (graph/ computes them).
-struct WidthView {
-  bool known = false;
-  long avg_width = 1;
-  long max_level_width = 1;
 };
 
 struct PlanOptions {
@@ -83,7 +78,7 @@ struct Plan {
 // threads = opt.intra, else floor(slots / pools)
 // core sets: balanced contiguous groups in socket-major order, arranged so
 // that as few pools as possible span two sockets.
-Plan plan_for(const BudgetView& budget, const WidthView& width, const PlanOptions& opt);
+Plan plan_for(const BudgetView& budget, const GraphWidth& width, const PlanOptions& opt);
 
 // `p` (planned on the cores' worth this process may keep busy) on `cpus`, a
 // region it shares with more processes than it has cores: every pool's set is

@@ -19,7 +19,7 @@ enum class PlanMode { kAuto, kMeasured, kModel, kWidth };
 // in governor/plan.h: the chosen Plan carries it for the report.
 
 struct PlanInputs {
-  WidthView width;
+  GraphWidth width;
   const CostGraph* costs = nullptr;     // null or empty: costs unknown
   const MachineModel* model = nullptr;  // null: the model is not available
   MeasuredPlan measured;

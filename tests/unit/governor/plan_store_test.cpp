@@ -178,7 +178,9 @@ TEST(PlanStore, ParsedPlanDecidesBeforeModelAndWidth) {
   for (auto& o : g.ops) o.flops = 1e6;
   const MachineModel m = builtin_model(2);
   PlanInputs in;
-  in.width = {true, 2, 2};
+  in.width.known = true;
+  in.width.avg_width = 2;
+  in.width.max_level_width = 2;
   in.costs = &g;
   in.model = &m;
   in.measured = s.plan;

@@ -11,8 +11,8 @@ namespace {
 
 using test::machine;
 
-WidthView width(long w, long max_level) {
-  WidthView v;
+GraphWidth width(long w, long max_level) {
+  GraphWidth v;
   v.known = true;
   v.avg_width = w;
   v.max_level_width = max_level;
@@ -137,7 +137,7 @@ TEST(Plan, PoolsNeverExceedMaxLevelWidth) {
 }
 
 TEST(Plan, NoGraphMeansOnePool) {
-  Plan p = plan_for(machine(2, 4, 1), WidthView{}, {});
+  Plan p = plan_for(machine(2, 4, 1), GraphWidth{}, {});
   EXPECT_EQ(p.pools, 1);
   EXPECT_EQ(p.threads, 8);
 }
