@@ -38,7 +38,7 @@ bool run_once(char** cmd, const RunSpec& spec, const std::string& lib, int log_f
       if (const char* old = getenv("LD_PRELOAD"); old && *old) pre += std::string(":") + old;
       setenv("LD_PRELOAD", pre.c_str(), 1);
       if (spec.pools > 0) setenv("PARWIDTH_POOLS", std::to_string(spec.pools).c_str(), 1);
-      if (spec.intra > 0) setenv("PARWIDTH_INTRA", std::to_string(spec.intra).c_str(), 1);
+      if (spec.threads > 0) setenv("PARWIDTH_INTRA", std::to_string(spec.threads).c_str(), 1);
       if (!spec.report.empty()) setenv("PARWIDTH_REPORT", spec.report.c_str(), 1);
       // Each configuration is measured as given: other governed processes on the node
       // (the node registry) would otherwise shrink its budget and clamp its pools.

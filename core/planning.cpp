@@ -168,10 +168,10 @@ gov::Plan plan_with_cache(const opt::Options& o, const opt::EnvLookup& env,
   in.width = static_cast<const gov::GraphWidth&>(graph);
   gov::PlanOptions po;
   po.pools = o.pools;
-  po.intra = o.intra;
+  po.threads = o.threads;
   po.smt = o.smt;
   *calibration_found = false;
-  const bool user = po.pools > 0 || po.intra > 0;
+  const bool user = po.pools > 0 || po.threads > 0;
   const int64_t now = static_cast<int64_t>(time(nullptr));
   const bool want_measured = o.plan == gov::PlanMode::kAuto || o.plan == gov::PlanMode::kMeasured;
   if (graph.known && !graph.fingerprint.empty() && want_measured && !user) {

@@ -28,7 +28,7 @@ struct PlanInputs {
 
 // auto: measured, then model, then width. measured / model: that source, else
 // the width rule (with a note saying why). width: the paper's rule only.
-// Each source's pools and intra go through plan_for for the core sets.
+// Each source's pools and threads go through plan_for for the core sets.
 Plan plan_choose(const BudgetView& budget, const PlanInputs& in, const PlanOptions& opt);
 
 }  // namespace pw::gov

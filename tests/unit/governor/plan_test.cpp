@@ -145,13 +145,13 @@ TEST(Plan, NoGraphMeansOnePool) {
 TEST(Plan, OverridesWinAndAreClamped) {
   PlanOptions o;
   o.pools = 3;
-  o.intra = 5;
+  o.threads = 5;
   Plan p = plan_for(machine(1, 6, 1), width(1, 1), o);
   EXPECT_EQ(p.pools, 3);
   EXPECT_EQ(p.threads, 5);
   EXPECT_EQ(p.core_sets, (std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}}));
   o.pools = 100;
-  o.intra = 0;
+  o.threads = 0;
   p = plan_for(machine(1, 2, 1), width(1, 1), o);
   EXPECT_EQ(p.pools, 2) << "at least one slot per pool";
   EXPECT_EQ(p.threads, 1);
