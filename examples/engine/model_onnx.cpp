@@ -42,18 +42,7 @@ bool read_tensor(std::string_view b, std::string* name, Tensor* t, std::string* 
     } else if (f.number == 2 && f.wire == proto::kVarint) {
       dtype = static_cast<int32_t>(f.varint);
     } else if (f.number == 4) {
-      if (f.wire == proto::kLen) {
-        for (size_t i = 0; i + 4 <= f.bytes.size(); i += 4) {
-          float v;
-          memcpy(&v, f.bytes.data() + i, 4);
-          floats.push_back(v);
-        }
-      } else if (f.wire == proto::kFixed32) {
-        uint32_t u = static_cast<uint32_t>(f.varint);
-        float v;
-        memcpy(&v, &u, 4);
-        floats.push_back(v);
-      }
+      proto::floats_read(f, [&](float v) { floats.push_back(v); });
     } else if (f.number == 7) {  // int64_data
       proto::int64s_read(f, [&](int64_t v) { floats.push_back(int_as_float(v)); });
     } else if (f.number == 8 && f.wire == proto::kLen) {
