@@ -14,6 +14,7 @@
 #include "cli/args.h"
 #include "cli/budget.h"
 #include "cli/calibrate.h"
+#include "cli/child.h"
 #include "cli/commands.h"
 #include "cli/locate.h"
 #include "core/cache.h"
@@ -64,18 +65,8 @@ bool helper_run(int max_team, const std::string& cores, const Extra& extra, std:
     *why = "helper " + path + " not found (built with OpenMP only)";
     return false;
   }
-  int fds[2];
-  if (pipe(fds) != 0) return *why = "pipe failed", false;
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return *why = "fork failed", false;
-  }
-  if (pid == 0) {
-    dup2(fds[1], 1);
-    close(fds[0]);
-    close(fds[1]);
+  int status = 0;
+  auto exec = [&] {
     unsetenv("LD_PRELOAD");
     unsetenv("OMP_NUM_THREADS");
     // The helper pins each team thread to a core itself, thread i to the
@@ -93,23 +84,8 @@ bool helper_run(int max_team, const std::string& cores, const Extra& extra, std:
     const std::string team = std::to_string(max_team);
     execl(path.c_str(), path.c_str(), team.c_str(), cores.c_str(), "0.03", extra.socket0.c_str(),
           extra.far.c_str(), extra.sibling.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(fds[1]);
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fds[0], buf, sizeof buf)) != 0) {
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    out->append(buf, static_cast<size_t>(n));
-    if (out->size() > gov::kCalibrationMaxBytes) break;
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  };
+  if (!child_output(exec, -1, gov::kCalibrationMaxBytes, out, &status, why)) return false;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return *why = "helper failed", false;
   return true;
 }

@@ -44,10 +44,10 @@ struct Row {
   long pid = 0;
   std::string program;
   std::vector<int> cores, share;
-  int pools = 0, intra = 0;  // 0: not said (an older parwidth's entry)
-  int oversubscribed = -1;   // -1: not said
-  int threads = 0;
-  double member_s = -1;  // seconds since it joined (its entry was written, for older ones)
+  int pools = 0, threads = 0;  // its plan; 0: not said (an older parwidth's entry)
+  int oversubscribed = -1;     // -1: not said
+  int thread_count = 0;        // its threads now
+  double member_s = -1;        // seconds since it joined (its entry was written, for older ones)
 };
 
 std::string read_small(const std::string& path) {
@@ -92,9 +92,9 @@ bool collect(const std::string& dir, std::vector<Row>* rows, std::string* err) {
     for (const pw::gov::NodeCore& c : m.cores) r.cores.push_back(c.cpu);
     r.share = pw::gov::node_share(members, i).cpus;
     r.pools = m.pools;
-    r.intra = m.intra;
+    r.threads = m.threads;
     r.oversubscribed = m.oversubscribed;
-    r.threads = threads_count(m.pid);
+    r.thread_count = threads_count(m.pid);
     struct stat st;
     const std::string entry = dir + "/" + std::to_string(m.pid) + "." + std::to_string(m.start);
     if (m.joined > 0)
@@ -117,11 +117,11 @@ void table_print(const std::string& dir, const std::vector<Row>& rows) {
     char since[32] = "-";
     if (r.member_s >= 0) snprintf(since, sizeof since, "%.0f s", r.member_s);
     char plan[32] = "-";
-    if (r.pools > 0) snprintf(plan, sizeof plan, "%dx%d", r.pools, r.intra);
+    if (r.pools > 0) snprintf(plan, sizeof plan, "%dx%d", r.pools, r.threads);
     const char* over = r.oversubscribed < 0 ? "-" : r.oversubscribed ? "yes" : "no";
     std::printf("%-8ld %-16s %-12s %-12s %-7s %-8s %7d  %s\n", r.pid, r.program.c_str(),
                 pw::topo::cpulist_format(r.cores).c_str(),
-                pw::topo::cpulist_format(r.share).c_str(), plan, over, r.threads, since);
+                pw::topo::cpulist_format(r.share).c_str(), plan, over, r.thread_count, since);
   }
 }
 
@@ -136,7 +136,7 @@ std::string to_json(const std::string& dir, const std::vector<Row>& rows) {
     w.key("share").ints(r.share);
     w.key("plan");
     if (r.pools > 0)
-      w.begin_object().key("pools").value(r.pools).key("intra").value(r.intra).end_object();
+      w.begin_object().key("pools").value(r.pools).key("intra").value(r.threads).end_object();
     else
       w.null();
     w.key("oversubscribed");
@@ -144,7 +144,7 @@ std::string to_json(const std::string& dir, const std::vector<Row>& rows) {
       w.value(r.oversubscribed == 1);
     else
       w.null();
-    w.key("threads").value(r.threads);
+    w.key("threads").value(r.thread_count);
     w.key("member_s").value_or_null(r.member_s >= 0, r.member_s);
     w.end_object();
   }

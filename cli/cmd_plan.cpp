@@ -41,7 +41,7 @@ int common_args_parse(const char* who, int argc, char** argv, bool allow_plan_fl
     opts.push_back(cl::text("--model", &c->opt.model));
     opts.push_back(cl::input_shapes("--input-shape", &c->opt.input_shapes));
     opts.push_back(cl::count("--pools", 1, 4096, &c->opt.pools));
-    opts.push_back(cl::count("--intra", 1, 4096, &c->opt.intra));
+    opts.push_back(cl::count("--intra", 1, 4096, &c->opt.threads));
   }
   return cl::options_scan(who, argc, argv, opts, cl::Ends::kNoRest, usage);
 }
@@ -161,8 +161,8 @@ int pw_cmd_plan(int argc, char** argv) {
   printf("  source: %s%s%s\n", p.plan.source.c_str(), p.plan.source_detail.empty() ? "" : ": ",
          p.plan.source_detail.c_str());
   for (const pw::gov::Plan::Predicted& x : p.plan.predicted)
-    printf("  predicted %d x %d%s: %.6g s%s\n", x.pools, x.intra, x.spans ? " spanning" : "",
-           x.seconds, x.pools == p.plan.pools && x.intra == p.plan.threads ? "  <- chosen" : "");
+    printf("  predicted %d x %d%s: %.6g s%s\n", x.pools, x.threads, x.spans ? " spanning" : "",
+           x.seconds, x.pools == p.plan.pools && x.threads == p.plan.threads ? "  <- chosen" : "");
   return 0;
 }
 

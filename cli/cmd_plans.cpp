@@ -146,7 +146,7 @@ int pw_cmd_plans(int argc, char** argv) {
       w.key("machine").value(f.stored.machine);
       w.key("budget").value(f.stored.budget);
       w.key("here").value(here(f));
-      w.key("pools").value(m.pools).key("intra").value(m.intra);
+      w.key("pools").value(m.pools).key("intra").value(m.threads);
       w.key("median").value(m.seconds).key("min").value(m.min).key("max").value(m.max);
       w.key("runs").value(m.runs).key("metric").value(m.metric);
       w.key("by").value(m.by).key("created").value(static_cast<long long>(m.created));
@@ -170,7 +170,7 @@ int pw_cmd_plans(int argc, char** argv) {
       continue;
     }
     const pw::gov::MeasuredPlan& m = f.stored.plan;
-    const std::string plan = std::to_string(m.pools) + " x " + std::to_string(m.intra);
+    const std::string plan = std::to_string(m.pools) + " x " + std::to_string(m.threads);
     printf("%-16s  %-28s  %-9s  %s%s\n", f.stored.graph.c_str(), f.stored.budget.c_str(),
            plan.c_str(), m.how.c_str(), here(f) ? "  [here]" : "");
   }

@@ -64,7 +64,7 @@ void calibrate_first() {
   std::vector<std::string> warns;
   pw::opt::Options o = pw::opt::options_parse(env, &warns);
   o.model.clear();  // the budget is all that is needed: no graph read here
-  if (o.mode == pw::opt::Mode::kOff || o.pools > 0 || o.intra > 0 || !o.topology.empty() ||
+  if (o.mode == pw::opt::Mode::kOff || o.pools > 0 || o.threads > 0 || !o.topology.empty() ||
       o.plan == pw::gov::PlanMode::kWidth || o.plan == pw::gov::PlanMode::kMeasured)
     return;
   pw::planning::Planned p;

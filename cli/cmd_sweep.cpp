@@ -109,8 +109,8 @@ void usage(FILE* f) {
 }
 
 struct Config {
-  std::string name;          // "grid", "plan", "intel", "tf", "default"
-  int pools = 0, intra = 0;  // 0 for plan/default until known
+  std::string name;            // "grid", "plan", "intel", "tf", "default"
+  int pools = 0, threads = 0;  // 0 for plan/default until known
   std::vector<double> runs;
 };
 
@@ -122,9 +122,9 @@ int logical_cpus() {
 
 std::string label(const Config& c) {
   if (c.name == "grid")
-    return "pools=" + std::to_string(c.pools) + " intra=" + std::to_string(c.intra);
+    return "pools=" + std::to_string(c.pools) + " intra=" + std::to_string(c.threads);
   if (c.pools > 0)
-    return c.name + " (pools=" + std::to_string(c.pools) + " intra=" + std::to_string(c.intra) +
+    return c.name + " (pools=" + std::to_string(c.pools) + " intra=" + std::to_string(c.threads) +
            ")";
   return c.name;
 }
@@ -152,10 +152,10 @@ std::string colour(double v, double best, double worst) {
 }
 
 std::string heatmap(const std::vector<Config>& grid, const std::vector<int>& pools,
-                    const std::vector<int>& intra, const Config& plan, const Config& best,
+                    const std::vector<int>& threads, const Config& plan, const Config& best,
                     int cores, const std::string& unit, const std::string& title) {
   const int cw = 90, ch = 44, left = 90, top = 60;
-  const int w = left + cw * static_cast<int>(intra.size()) + 20;
+  const int w = left + cw * static_cast<int>(threads.size()) + 20;
   const int h = top + ch * static_cast<int>(pools.size()) + 70;
   double lo = 1e300, hi = 0;
   for (const Config& c : grid) {
@@ -168,17 +168,17 @@ std::string heatmap(const std::vector<Config>& grid, const std::vector<int>& poo
   s << "<text x=\"10\" y=\"20\" font-size=\"14\">" << title << "</text>\n";
   s << "<text x=\"10\" y=\"40\">median " << unit
     << " per configuration; rows: pools, columns: intra-op threads</text>\n";
-  for (size_t j = 0; j < intra.size(); ++j)
+  for (size_t j = 0; j < threads.size(); ++j)
     s << "<text x=\"" << left + cw * j + cw / 2 << "\" y=\"" << top - 6
-      << "\" text-anchor=\"middle\">intra " << intra[j] << "</text>\n";
+      << "\" text-anchor=\"middle\">intra " << threads[j] << "</text>\n";
   for (size_t i = 0; i < pools.size(); ++i) {
     s << "<text x=\"10\" y=\"" << top + ch * i + ch / 2 + 4 << "\">pools " << pools[i]
       << "</text>\n";
-    for (size_t j = 0; j < intra.size(); ++j) {
+    for (size_t j = 0; j < threads.size(); ++j) {
       const int x = left + cw * static_cast<int>(j), y = top + ch * static_cast<int>(i);
       const Config* c = nullptr;
       for (const Config& g : grid)
-        if (g.pools == pools[i] && g.intra == intra[j]) c = &g;
+        if (g.pools == pools[i] && g.threads == threads[j]) c = &g;
       if (!c) {
         s << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << cw << "\" height=\"" << ch
           << "\" fill=\"#eeeeee\" stroke=\"white\"/>\n";
@@ -188,9 +188,9 @@ std::string heatmap(const std::vector<Config>& grid, const std::vector<int>& poo
       char v[32];
       snprintf(v, sizeof v, "%.4g", m);
       std::string mark;
-      if (c->pools == best.pools && c->intra == best.intra) mark += " best";
-      if (c->pools == plan.pools && c->intra == plan.intra) mark += " plan";
-      const bool over = c->pools * c->intra > cores;
+      if (c->pools == best.pools && c->threads == best.threads) mark += " best";
+      if (c->pools == plan.pools && c->threads == plan.threads) mark += " plan";
+      const bool over = c->pools * c->threads > cores;
       s << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << cw << "\" height=\"" << ch
         << "\" fill=\"" << colour(m, lo, hi) << "\" stroke=\"" << (mark.empty() ? "white" : "black")
         << "\" stroke-width=\"" << (mark.empty() ? 1 : 3) << "\""
@@ -205,7 +205,7 @@ std::string heatmap(const std::vector<Config>& grid, const std::vector<int>& poo
     }
   }
   s << "<text x=\"10\" y=\"" << h - 30 << "\">plan = parwidth's plan (pools=" << plan.pools
-    << ", intra=" << plan.intra << "); best = lowest median of the grid</text>\n";
+    << ", intra=" << plan.threads << "); best = lowest median of the grid</text>\n";
   s << "<text x=\"10\" y=\"" << h - 12 << "\">over = oversubscribed: pools x intra above the "
     << cores << " core(s) of the budget</text>\n";
   s << "</svg>\n";
@@ -216,7 +216,7 @@ std::string heatmap(const std::vector<Config>& grid, const std::vector<int>& poo
 
 int pw_cmd_sweep(int argc, char** argv) {
   std::string out_dir = "parwidth-sweep";
-  std::vector<int> pools, intra;
+  std::vector<int> pools, threads;
   int repeat = 3;
   int within = 0;  // --within: pools x intra at most this; 0: no such limit
   bool save = false;
@@ -225,7 +225,7 @@ int pw_cmd_sweep(int argc, char** argv) {
   if (const int rc = cl::command_scan(
           "sweep", argc, argv,
           {cl::flag("--save", &save), cl::count_list("--pools", &pools),
-           cl::count_list("--intra", &intra), cl::count("--repeat", 1, 100000, &repeat),
+           cl::count_list("--intra", &threads), cl::count("--repeat", 1, 100000, &repeat),
            cl::text("--out", &out_dir), cl::count("--within", 1, 1 << 20, &within)},
           usage, &command);
       rc >= 0)
@@ -243,18 +243,18 @@ int pw_cmd_sweep(int argc, char** argv) {
   }
   const int cores = std::max(1, planned.budget.cores);
   const int sockets = std::max<int>(1, static_cast<int>(planned.budget.sockets.size()));
-  const bool filter = pools.empty() || intra.empty();
+  const bool filter = pools.empty() || threads.empty();
   // Oversubscribed pairs too: TensorFlow's own default (inter = intra = CPUs) is one, and
   // it wins on some graphs (docs/paper-results.md).
   const int most = 2 * cores;
   if (pools.empty())
     for (int k = 1; k <= cores; ++k) pools.push_back(k);
-  if (intra.empty())
-    for (int k = 1; k <= most; ++k) intra.push_back(k);
+  if (threads.empty())
+    for (int k = 1; k <= most; ++k) threads.push_back(k);
 
   std::vector<Config> configs;
   for (int p : pools)
-    for (int t : intra)
+    for (int t : threads)
       if ((!filter || p * t <= most) && (within == 0 || p * t <= within))
         configs.push_back({"grid", p, t, {}});
   if (configs.empty()) {
@@ -292,7 +292,7 @@ int pw_cmd_sweep(int argc, char** argv) {
         spec.report = plan_report;
       } else {
         spec.pools = c.pools;
-        spec.intra = c.intra;
+        spec.threads = c.threads;
       }
       if (!pw::cli::run_once(cmd, spec, so, log_fd, &out, &secs, &why)) {
         if (tty) fputs("\n", stderr);
@@ -315,7 +315,7 @@ int pw_cmd_sweep(int argc, char** argv) {
         std::string e;
         if (pw::cli::report_read(plan_report, &rp, &e)) {
           c.pools = rp.pools;
-          c.intra = rp.threads;
+          c.threads = rp.threads;
           fingerprint = rp.fingerprint;
         }
       }
@@ -344,7 +344,7 @@ int pw_cmd_sweep(int argc, char** argv) {
     if (summarize(configs[i].runs).median < summarize(best->runs).median) best = &configs[i];
   const Config* best_in = nullptr;  // the best that does not oversubscribe the cores
   for (size_t i = 0; i < n_grid; ++i)
-    if (configs[i].pools * configs[i].intra <= cores &&
+    if (configs[i].pools * configs[i].threads <= cores &&
         (!best_in || summarize(configs[i].runs).median < summarize(best_in->runs).median))
       best_in = &configs[i];
   const Config& plan = configs[n_grid];
@@ -363,9 +363,9 @@ int pw_cmd_sweep(int argc, char** argv) {
     csv << "configuration,pools,intra,oversubscribed,min,median,max,runs\n";
     for (const Config& c : configs) {
       const Summary s = summarize(c.runs);
-      csv << c.name << "," << c.pools << "," << c.intra << ","
-          << (c.pools * c.intra > cores ? 1 : 0) << "," << s.min << "," << s.median << "," << s.max
-          << ",";
+      csv << c.name << "," << c.pools << "," << c.threads << ","
+          << (c.pools * c.threads > cores ? 1 : 0) << "," << s.min << "," << s.median << ","
+          << s.max << ",";
       for (size_t k = 0; k < c.runs.size(); ++k) csv << (k ? ";" : "") << c.runs[k];
       csv << "\n";
     }
@@ -380,7 +380,7 @@ int pw_cmd_sweep(int argc, char** argv) {
       esc += ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : std::string(1, ch);
     svg << heatmap(
         std::vector<Config>(configs.begin(), configs.begin() + static_cast<long>(n_grid)), pools,
-        intra, plan, *best, cores, re.wall() ? "seconds (wall)" : "of --metric", esc);
+        threads, plan, *best, cores, re.wall() ? "seconds (wall)" : "of --metric", esc);
   }
 
   // --save: the grid's best becomes the measured plan of this graph on this budget; medians
@@ -390,7 +390,7 @@ int pw_cmd_sweep(int argc, char** argv) {
   {
     std::vector<pw::gov::Candidate> grid;
     for (size_t i = 0; i < n_grid; ++i)
-      grid.push_back({configs[i].pools, configs[i].intra, summarize(configs[i].runs).median});
+      grid.push_back({configs[i].pools, configs[i].threads, summarize(configs[i].runs).median});
     const size_t k = pw::gov::candidate_choose(grid, kSaveTie);
     if (k < n_grid) kept = &configs[k];
   }
@@ -400,7 +400,7 @@ int pw_cmd_sweep(int argc, char** argv) {
     pw::gov::MeasuredPlan m;
     m.known = true;
     m.pools = kept->pools;
-    m.intra = kept->intra;
+    m.threads = kept->threads;
     m.seconds = s.median;
     m.min = s.min;
     m.max = s.max;
@@ -424,8 +424,8 @@ int pw_cmd_sweep(int argc, char** argv) {
       w.begin_object();
       w.key("configuration").value(c.name);
       w.key("pools").value(c.pools);
-      w.key("intra").value(c.intra);
-      w.key("oversubscribed").value(c.pools * c.intra > cores);
+      w.key("intra").value(c.threads);
+      w.key("oversubscribed").value(c.pools * c.threads > cores);
       w.key("min").value(s.min);
       w.key("median").value(s.median);
       w.key("max").value(s.max);

@@ -68,14 +68,14 @@ void usage(FILE* f) {
 }
 
 struct Candidate {
-  int pools = 1, intra = 1;
+  int pools = 1, threads = 1;
   double predicted = -1;  // the model's seconds, < 0 when not predicted
   std::vector<double> runs;
   int rounds = 0;  // rounds it took part in
 };
 
 std::string label(const Candidate& c) {
-  return "pools=" + std::to_string(c.pools) + " intra=" + std::to_string(c.intra);
+  return "pools=" + std::to_string(c.pools) + " intra=" + std::to_string(c.threads);
 }
 
 double median(const Candidate& c) {
@@ -86,7 +86,7 @@ double median(const Candidate& c) {
 bool faster(const Candidate& a, const Candidate& b) {
   const double ma = median(a), mb = median(b);
   if (ma != mb) return ma < mb;
-  if (a.pools * a.intra != b.pools * b.intra) return a.pools * a.intra < b.pools * b.intra;
+  if (a.pools * a.threads != b.pools * b.threads) return a.pools * a.threads < b.pools * b.threads;
   return a.pools < b.pools;
 }
 
@@ -99,12 +99,12 @@ std::vector<Candidate> candidates_around(int p0, int t0, int cores,
   auto add = [&](int p, int t) {
     if (!valid(p, t)) return;
     for (const Candidate& c : out)
-      if (c.pools == p && c.intra == t) return;
+      if (c.pools == p && c.threads == t) return;
     Candidate c;
     c.pools = p;
-    c.intra = t;
+    c.threads = t;
     for (const pw::gov::Plan::Predicted& x : predicted)
-      if (x.pools == p && x.intra == t) c.predicted = x.seconds;
+      if (x.pools == p && x.threads == t) c.predicted = x.seconds;
     out.push_back(c);
   };
   p0 = std::clamp(p0, 1, cores);
@@ -120,11 +120,11 @@ std::vector<Candidate> candidates_around(int p0, int t0, int cores,
   std::vector<pw::gov::Plan::Predicted> ranked = predicted;
   std::sort(ranked.begin(), ranked.end(),
             [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
-  for (size_t i = 0; i < ranked.size() && i < 8; ++i) add(ranked[i].pools, ranked[i].intra);
+  for (size_t i = 0; i < ranked.size() && i < 8; ++i) add(ranked[i].pools, ranked[i].threads);
   // The predicted plan stays first; the rest by predicted time, else by distance.
   auto distance = [&](const Candidate& c) {
     return std::fabs(std::log(static_cast<double>(c.pools) / p0)) +
-           std::fabs(std::log(static_cast<double>(c.intra) / t0));
+           std::fabs(std::log(static_cast<double>(c.threads) / t0));
   };
   std::stable_sort(out.begin() + 1, out.end(), [&](const Candidate& a, const Candidate& b) {
     if ((a.predicted >= 0) != (b.predicted >= 0)) return a.predicted >= 0;
@@ -240,7 +240,7 @@ int pw_cmd_tune(int argc, char** argv) {
         }
         pw::cli::RunSpec spec;
         spec.pools = c.pools;
-        spec.intra = c.intra;
+        spec.threads = c.threads;
         spec.env = extra;
         std::string out, why;
         double secs = 0, value = 0;
@@ -282,7 +282,7 @@ int pw_cmd_tune(int argc, char** argv) {
   pw::gov::MeasuredPlan m;
   m.known = true;
   m.pools = b.pools;
-  m.intra = b.intra;
+  m.threads = b.threads;
   m.seconds = s.median;
   m.min = s.min;
   m.max = s.max;
@@ -306,7 +306,7 @@ int pw_cmd_tune(int argc, char** argv) {
     w.key("cores").value(cores);
     w.key("metric").value(command.metric.describe());
     w.key("predicted").begin_object();
-    w.key("pools").value(first.pools).key("intra").value(first.intra);
+    w.key("pools").value(first.pools).key("intra").value(first.threads);
     w.key("source").value(rp.source).end_object();
     w.key("budget_s").value(budget_s);
     w.key("out_of_time").value(out_of_time);
@@ -314,8 +314,8 @@ int pw_cmd_tune(int argc, char** argv) {
     for (const Candidate& c : cands) {
       const pw::cli::Summary cs = summarize(c.runs);
       w.begin_object();
-      w.key("pools").value(c.pools).key("intra").value(c.intra);
-      w.key("oversubscribed").value(c.pools * c.intra > cores);
+      w.key("pools").value(c.pools).key("intra").value(c.threads);
+      w.key("oversubscribed").value(c.pools * c.threads > cores);
       w.key("rounds").value(c.rounds);
       w.key("runs").begin_array();
       for (double x : c.runs) w.value(x);
@@ -325,7 +325,7 @@ int pw_cmd_tune(int argc, char** argv) {
     }
     w.end_array();
     w.key("best").begin_object();
-    w.key("pools").value(m.pools).key("intra").value(m.intra).key("median").value(m.seconds);
+    w.key("pools").value(m.pools).key("intra").value(m.threads).key("median").value(m.seconds);
     w.key("runs").value(m.runs).end_object();
     w.key("stored").value(path);
     w.end_object();
@@ -333,7 +333,7 @@ int pw_cmd_tune(int argc, char** argv) {
     return 0;
   }
   printf("graph %s (%s), %d core(s); predicted plan pools=%d intra=%d (source %s)\n",
-         rp.fingerprint.c_str(), rp.graph_source.c_str(), cores, first.pools, first.intra,
+         rp.fingerprint.c_str(), rp.graph_source.c_str(), cores, first.pools, first.threads,
          rp.source.c_str());
   printf("%-24s %6s %6s %12s %12s %12s\n", "candidate", "rounds", "runs", "median", "min", "max");
   for (const Candidate& c : cands) {
@@ -341,7 +341,7 @@ int pw_cmd_tune(int argc, char** argv) {
     std::string mark;
     if (&c == &first) mark += " predicted";
     if (&c == &b) mark += " best";
-    if (c.pools * c.intra > cores) mark += " oversubscribed";
+    if (c.pools * c.threads > cores) mark += " oversubscribed";
     if (c.runs.empty())
       printf("%-24s %6d %6d %12s %12s %12s%s\n", label(c).c_str(), c.rounds, 0, "-", "-", "-",
              mark.c_str());
@@ -350,7 +350,7 @@ int pw_cmd_tune(int argc, char** argv) {
              cs.median, cs.min, cs.max, mark.c_str());
   }
   if (out_of_time) printf("the budget (%.0f s) ended the search in round %d\n", budget_s, round);
-  printf("stored: pools=%d intra=%d, median %.6g %s over %d runs (%s)\n", m.pools, m.intra,
+  printf("stored: pools=%d intra=%d, median %.6g %s over %d runs (%s)\n", m.pools, m.threads,
          m.seconds, command.metric.wall() ? "s" : "(--metric)", m.runs, path.c_str());
   return 0;
 }

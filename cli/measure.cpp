@@ -7,30 +7,21 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "cli/child.h"
 #include "cli/locate.h"
 
 namespace pw::cli {
 
 bool run_once(char** cmd, const RunSpec& spec, const std::string& lib, int log_fd, std::string* out,
               double* seconds, std::string* why) {
-  int pipefd[2];
-  if (pipe(pipefd) != 0) return *why = "pipe failed", false;
   const auto t0 = std::chrono::steady_clock::now();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(pipefd[0]);
-    close(pipefd[1]);
-    return *why = "fork failed", false;
-  }
-  if (pid == 0) {
-    dup2(pipefd[1], 1);
-    if (log_fd >= 0) dup2(log_fd, 2);
-    close(pipefd[0]);
-    close(pipefd[1]);
+  int status = 0;
+  auto exec = [&] {
     unsetenv("PARWIDTH_POOLS");
     unsetenv("PARWIDTH_INTRA");
     if (spec.preload) {
@@ -38,7 +29,7 @@ bool run_once(char** cmd, const RunSpec& spec, const std::string& lib, int log_f
       if (const char* old = getenv("LD_PRELOAD"); old && *old) pre += std::string(":") + old;
       setenv("LD_PRELOAD", pre.c_str(), 1);
       if (spec.pools > 0) setenv("PARWIDTH_POOLS", std::to_string(spec.pools).c_str(), 1);
-      if (spec.intra > 0) setenv("PARWIDTH_INTRA", std::to_string(spec.intra).c_str(), 1);
+      if (spec.threads > 0) setenv("PARWIDTH_INTRA", std::to_string(spec.threads).c_str(), 1);
       if (!spec.report.empty()) setenv("PARWIDTH_REPORT", spec.report.c_str(), 1);
       // Each configuration is measured as given: other governed processes on the node
       // (the node registry) would otherwise shrink its budget and clamp its pools.
@@ -47,17 +38,8 @@ bool run_once(char** cmd, const RunSpec& spec, const std::string& lib, int log_f
     }
     execvp(cmd[0], cmd);
     fprintf(stderr, "parwidth: cannot run '%s': %s\n", cmd[0], strerror(errno));
-    _exit(127);
-  }
-  close(pipefd[1]);
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(pipefd[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
-    if (n > 0) out->append(buf, static_cast<size_t>(n));
-  close(pipefd[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  };
+  if (!child_output(exec, log_fd, SIZE_MAX, out, &status, why)) return false;
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (log_fd >= 0 && !out->empty()) {
     if (write(log_fd, out->data(), out->size()) < 0) {

@@ -12,9 +12,9 @@
 namespace pw::cli {
 
 struct RunSpec {
-  bool preload = true;       // false: ungoverned, the program's own defaults
-  int pools = 0, intra = 0;  // PARWIDTH_POOLS / PARWIDTH_INTRA; 0 = the plan's
-  std::string report;        // PARWIDTH_REPORT, "" = none
+  bool preload = true;         // false: ungoverned, the program's own defaults
+  int pools = 0, threads = 0;  // PARWIDTH_POOLS / PARWIDTH_INTRA; 0 = the plan's
+  std::string report;          // PARWIDTH_REPORT, "" = none
   std::vector<std::pair<std::string, std::string>> env;  // more variables for the child
 };
 

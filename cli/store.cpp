@@ -30,7 +30,7 @@ bool report_read(const std::string& path, ReportPlan* out, std::string* why) {
     for (const graph::json::Value& c : v->arr) {
       gov::Plan::Predicted x;
       if (const auto* n = c.get("pools")) x.pools = static_cast<int>(n->num);
-      if (const auto* n = c.get("intra")) x.intra = static_cast<int>(n->num);
+      if (const auto* n = c.get("intra")) x.threads = static_cast<int>(n->num);
       if (const auto* n = c.get("seconds")) x.seconds = n->num;
       out->predicted.push_back(x);
     }

@@ -139,7 +139,7 @@ std::string entry_format(const gov::NodeMember& m) {
     if (i) s += ',';
     s += std::to_string(m.cores[i].socket) + ":" + std::to_string(m.cores[i].cpu);
   }
-  s += " plan=" + std::to_string(m.pools) + "x" + std::to_string(m.intra) +
+  s += " plan=" + std::to_string(m.pools) + "x" + std::to_string(m.threads) +
        " oversubscribed=" + std::to_string(m.oversubscribed) +
        " joined=" + std::to_string(m.joined);
   s += '\n';
@@ -163,10 +163,10 @@ bool fields_parse(const char* p, gov::NodeMember* m) {
       const long pools = strtol(p, &end, 10);
       if (end == p || *end != 'x' || pools < 0 || pools > 1 << 20) return false;
       p = end + 1;
-      const long intra = strtol(p, &end, 10);
-      if (end == p || intra < 0 || intra > 1 << 20) return false;
+      const long threads = strtol(p, &end, 10);
+      if (end == p || threads < 0 || threads > 1 << 20) return false;
       m->pools = static_cast<int>(pools);
-      m->intra = static_cast<int>(intra);
+      m->threads = static_cast<int>(threads);
     } else if (key == "oversubscribed") {
       const long v = strtol(p, &end, 10);
       if (end == p || v < -1 || v > 1) return false;

@@ -185,8 +185,8 @@ std::vector<Row> rows_make() {
           "off: do nothing; observe: change nothing, report the plan; govern: apply it"),
       int_row<&Options::pools, 1, 4096>("POOLS", "from the graph",
                                         "number of inter-op pools (overrides the plan)"),
-      int_row<&Options::intra, 1, 4096>("INTRA", "cores / pools",
-                                        "intra-op (OpenMP) threads per pool (overrides the plan)"),
+      int_row<&Options::threads, 1, 4096>(
+          "INTRA", "cores / pools", "intra-op (OpenMP) threads per pool (overrides the plan)"),
       text_row<&Options::model>("MODEL", "path", "none",
                                 "model graph: .onnx, .pb GraphDef or SavedModel dir, .json"),
       text_row<&Options::input_shapes>(

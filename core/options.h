@@ -18,8 +18,8 @@ enum class PapiMode { kOff, kAuto, kOn };
 
 struct Options {
   Mode mode = Mode::kGovern;
-  int pools = 0;  // 0 = plan from the graph
-  int intra = 0;  // 0 = plan from the budget
+  int pools = 0;    // 0 = plan from the graph
+  int threads = 0;  // PARWIDTH_INTRA; 0 = plan from the budget
   std::string model;
   std::string input_shapes;  // "name=1x3x224x224,name2=8x16": graph input shapes for costs
   std::string cpus;

@@ -120,6 +120,7 @@ graph::Status graph_costed(graph::Graph* g, const graph::InputShapes& given, Gra
 
 gov::GraphWidth width_of(const graph::Stats& st) {
   gov::GraphWidth w;
+  w.known = true;
   w.heavy = static_cast<long>(st.heavy);
   w.layers = static_cast<long>(st.layers);
   w.avg_width = static_cast<long>(st.avg_width);
@@ -151,7 +152,6 @@ gov::CostGraph cost_graph_of(const graph::Graph& g) {
 
 void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* out) {
   static_cast<gov::GraphWidth&>(*out) = width_of(st);
-  out->known = true;
   out->source = st.source;
   out->work_over_span = st.work_over_span;
   out->fingerprint = graph::fingerprint(g);
@@ -165,15 +165,13 @@ gov::Plan plan_with_cache(const opt::Options& o, const opt::EnvLookup& env,
                           bool* calibration_found) {
   gov::PlanInputs in;
   in.mode = o.plan;
-  in.width.known = graph.known;
-  in.width.avg_width = graph.avg_width;
-  in.width.max_level_width = graph.max_level_width;
+  in.width = static_cast<const gov::GraphWidth&>(graph);
   gov::PlanOptions po;
   po.pools = o.pools;
-  po.intra = o.intra;
+  po.threads = o.threads;
   po.smt = o.smt;
   *calibration_found = false;
-  const bool user = po.pools > 0 || po.intra > 0;
+  const bool user = po.pools > 0 || po.threads > 0;
   const int64_t now = static_cast<int64_t>(time(nullptr));
   const bool want_measured = o.plan == gov::PlanMode::kAuto || o.plan == gov::PlanMode::kMeasured;
   if (graph.known && !graph.fingerprint.empty() && want_measured && !user) {

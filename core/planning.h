@@ -14,8 +14,8 @@
 
 namespace pw::planning {
 
+// known (GraphWidth's): a graph was read and the rest holds its summary.
 struct GraphSummary : gov::GraphWidth {
-  bool known = false;
   std::string source;
   double work_over_span = 1;  // graph/README.md
   // The operators with their FLOPs and bytes, when every heavy operator's
@@ -68,7 +68,7 @@ std::string boot_cache_dir(const opt::Options& o);
 // The summary (statistics and operator costs) of a graph already read.
 void summary_from(const graph::Graph& g, const graph::Stats& st, GraphSummary* out);
 
-// The statistics the plan uses, from graph/'s.
+// The statistics the plan uses, from graph/'s (known).
 gov::GraphWidth width_of(const graph::Stats& st);
 // g's operators with their FLOPs and bytes (unknown: 0), and which shape inference folded.
 gov::CostGraph cost_graph_of(const graph::Graph& g);

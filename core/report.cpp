@@ -48,7 +48,7 @@ std::string plan_json(const gov::Plan& p) {
         .key("pools")
         .value(c.pools)
         .key("intra")
-        .value(c.intra)
+        .value(c.threads)
         .key("seconds")
         .value(c.seconds)
         .end_object();
@@ -59,7 +59,7 @@ std::string plan_json(const gov::Plan& p) {
     const gov::MeasuredPlan& m = p.measured;
     w.begin_object();
     w.key("pools").value(m.pools);
-    w.key("intra").value(m.intra);
+    w.key("intra").value(m.threads);
     w.key("median").value(m.seconds);
     w.key("min").value(m.min);
     w.key("max").value(m.max);

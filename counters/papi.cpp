@@ -13,7 +13,6 @@
 // child process) created afterwards, which is what attach + inherit on the main thread would have
 // counted. After open() no libpapi or libpfm code runs again: read() is read(2) on our fds, from
 // any thread.
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +29,7 @@
 
 #include "counters/counters.h"
 #include "counters/fd.h"
+#include "counters/task_dir.h"
 
 #if __has_include(<papi.h>)
 #include <papi.h>
@@ -78,17 +78,7 @@ constexpr Event kEvents[] = {
   int fd = fd_above_stdio(open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (fd < 0) return -1;
   int n = 0;
-  alignas(8) char buf[4096];
-  for (;;) {
-    long r = syscall(SYS_getdents64, fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    for (long off = 0; off < r;) {
-      auto* d = reinterpret_cast<struct dirent64*>(buf + off);
-      off += d->d_reclen;
-      if (d->d_name[0] != '.') ++n;
-    }
-  }
+  task_dir_each(fd, [&](const char*) { ++n; });
   close(fd);
   return n;
 }

@@ -1,5 +1,4 @@
 // counters/proc.cpp: per-thread scheduling state from /proc/self/task, without allocating.
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -10,6 +9,7 @@
 
 #include "counters/counters.h"
 #include "counters/fd.h"
+#include "counters/task_dir.h"
 
 namespace pw::counters {
 namespace {
@@ -132,43 +132,35 @@ Status proc_read_threads(const ProcReadOptions& opt, ThreadStat* out, size_t cap
   if (taskfd < 0) return Status::kUnsupported;
   size_t got = 0, seen = 0, reads = 0;
   bool any_schedstat = false;
-  alignas(8) char dents[8192];
-  for (;;) {
-    long r = syscall(SYS_getdents64, taskfd, dents, sizeof dents);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    for (long off = 0; off < r;) {
-      auto* d = reinterpret_cast<struct dirent64*>(dents + off);
-      off += d->d_reclen;
-      uint64_t tid = 0;
-      const char* e = u64_parse(d->d_name, &tid);
-      if (!e || *e != '\0' || tid == 0) continue;  // "." and ".."
-      if (static_cast<pid_t>(tid) == opt.skip_tid) continue;
-      ++seen;
-      if (got >= cap) continue;
-      const ThreadStat* p = opt.prev ? previous(opt, static_cast<pid_t>(tid)) : nullptr;
-      // Spread over calls by tid, so that idle threads do not all come due at once.
-      if (p && p->idle > 0 && !opt.read_all && (opt.round + tid) % idle_interval(p->idle) != 0) {
-        out[got] = *p;
-        out[got].carried = true;
-        out[got].have_allowed = false;
-        out[got].cpu = -1;
-        any_schedstat = true;
-        ++got;
-        continue;
-      }
-      ++reads;
-      if (thread_read(taskfd, static_cast<pid_t>(tid), opt.detail, &out[got])) {
-        ThreadStat& t = out[got];
-        t.carried = false;
-        t.idle = 0;
-        if (p && p->run_ns == t.run_ns && p->wait_ns == t.wait_ns)
-          t.idle = p->idle < kMaxIdle ? static_cast<uint8_t>(p->idle + 1) : kMaxIdle;
-        any_schedstat = true;
-        ++got;
-      }
+  task_dir_each(taskfd, [&](const char* name) {
+    uint64_t tid = 0;
+    const char* e = u64_parse(name, &tid);
+    if (!e || *e != '\0' || tid == 0) return;
+    if (static_cast<pid_t>(tid) == opt.skip_tid) return;
+    ++seen;
+    if (got >= cap) return;
+    const ThreadStat* p = opt.prev ? previous(opt, static_cast<pid_t>(tid)) : nullptr;
+    // Spread over calls by tid, so that idle threads do not all come due at once.
+    if (p && p->idle > 0 && !opt.read_all && (opt.round + tid) % idle_interval(p->idle) != 0) {
+      out[got] = *p;
+      out[got].carried = true;
+      out[got].have_allowed = false;
+      out[got].cpu = -1;
+      any_schedstat = true;
+      ++got;
+      return;
     }
-  }
+    ++reads;
+    if (thread_read(taskfd, static_cast<pid_t>(tid), opt.detail, &out[got])) {
+      ThreadStat& t = out[got];
+      t.carried = false;
+      t.idle = 0;
+      if (p && p->run_ns == t.run_ns && p->wait_ns == t.wait_ns)
+        t.idle = p->idle < kMaxIdle ? static_cast<uint8_t>(p->idle + 1) : kMaxIdle;
+      any_schedstat = true;
+      ++got;
+    }
+  });
   close(taskfd);
   // Our own thread always exists: no schedstat for any thread means the kernel lacks it.
   if (!any_schedstat && seen > 0 && cap > 0) return Status::kUnsupported;

@@ -17,6 +17,7 @@ import json
 import os
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -34,6 +35,24 @@ def filled(path, out_path):
         init.CopyFrom(nh.from_array(a, init.name))
     onnx.save(m, out_path)
     return out_path
+
+
+def fixture_session(name, threads, batch, tmp):
+    """The fixture tests/fixtures/models/<name>.onnx, filled (in directory tmp), as a
+    program makes its session (intra_op_num_threads = threads; 0: ORT's default), and
+    the feed of one seeded input of `batch` items: (session, feed)."""
+    root = Path(__file__).resolve().parents[1]
+    path = filled(str(root / "tests" / "fixtures" / "models" / (name + ".onnx")),
+                  str(Path(tmp) / (name + ".onnx")))
+    opts = ort.SessionOptions()
+    if threads:
+        opts.intra_op_num_threads = threads
+    sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+    inp = sess.get_inputs()[0]
+    shape = [batch if not isinstance(d, int) else d for d in inp.shape]
+    shape[0] = batch
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    return sess, {inp.name: x}
 
 
 def spin_of(opts):

@@ -195,6 +195,7 @@ bool function_memory_parse(const std::string& text, FunctionMemory* out, std::st
       !to_double(w[8], &g.work_flops) || !to_double(w[9], &g.span_flops) ||
       !to_long(w[10], 0, static_cast<long>(kFunctionMemoryMaxOps), &ops))
     return bad("bad function line");
+  g.known = true;
   g.name = w[1];
   g.costs = w[7];
   if ((g.costs == "flops") != (ops > 0)) return bad("costs and operator count disagree");

@@ -1,6 +1,6 @@
-// governor/graph_width: a graph's width statistics as planning uses them (graph::Stats,
-// reduced to what the plan and the report need). Shared by a model's summary
-// (core/planning) and a remembered TF function graph (function_memory).
+// governor/graph_width: a graph's width statistics as the plan and the report use
+// them (graph::Stats, reduced). Shared by a model's summary (core/planning), the
+// plan (plan_for, plan_choose) and a remembered TF function graph (function_memory).
 #pragma once
 
 #include <string>
@@ -8,6 +8,7 @@
 namespace pw::gov {
 
 struct GraphWidth {
+  bool known = false;  // false: no graph was read; the plan does not use the rest
   long heavy = 0, layers = 0, avg_width = 1, max_level_width = 1;
   double weighted_parallelism = 1;
   std::string costs = "unit";             // "flops" when weighted_parallelism used FLOPs

@@ -179,9 +179,9 @@ MachineModel builtin_model(int cores, const CpuTraits& cpu) {
   return m;
 }
 
-bool teams_sleep(const MachineModel& m, int pools, int intra) {
-  if (intra <= 1 || pools < 1) return false;
-  return 1 + static_cast<long>(pools) * (intra - 1) > openmp_cpus(m);
+bool teams_sleep(const MachineModel& m, int pools, int threads) {
+  if (threads <= 1 || pools < 1) return false;
+  return 1 + static_cast<long>(pools) * (threads - 1) > openmp_cpus(m);
 }
 
 double op_seconds(const MachineModel& m, double flops, double bytes, int threads,

@@ -141,20 +141,20 @@ CpuTraits cpu_traits_parse(const std::string& cpuinfo);
 // pinned to two cores, as governed pools and teams are.
 MachineModel builtin_model(int cores, const CpuTraits& cpu = {});
 
-// Whether the OpenMP teams of `pools` inter-op pools of `intra` threads sleep
+// Whether the OpenMP teams of `pools` inter-op pools of `threads` threads sleep
 // between operators, so that every operator on a team pays team_wake_s.
 // libgomp (the runtime of Debian's oneDNN and of PyTorch's wheels) lets a
 // team's workers spin for the next region (GOMP_SPINCOUNT, 300000 rounds)
 // while the threads it manages are no more than the CPUs it may use, and only
 // ~100 rounds, then a futex wait, once they are more. It manages the initial
 // thread and every team's workers (not the pools' own threads, which are the
-// teams' masters): 1 + pools x (intra - 1). So a plan within the cores keeps
+// teams' masters): 1 + pools x (threads - 1). So a plan within the cores keeps
 // its teams awake, and an oversubscribed one (or a host where some other
 // thread keeps a team: the model does not know of it) pays the wake-up at
 // every operator. LLVM's libomp keeps its workers awake for KMP_BLOCKTIME
 // (200 ms) in either case, which the rule overrates only where it
 // oversubscribes.
-bool teams_sleep(const MachineModel& m, int pools, int intra);
+bool teams_sleep(const MachineModel& m, int pools, int threads);
 
 // Seconds for one operator of `flops` FLOPs and `bytes` bytes moved on a team
 // of `threads` threads, alone on the budget: the dispatch overhead, the

@@ -29,7 +29,7 @@ struct NodeMember {
   // or an entry written before these were kept), and when it joined (Unix
   // seconds, 0: unknown).
   int pools = 0;
-  int intra = 0;
+  int threads = 0;
   int oversubscribed = -1;
   long long joined = 0;
 };

@@ -6,7 +6,7 @@
 #include "base/group_sizes.h"
 
 namespace pw::gov {
-Plan plan_for(const BudgetView& budget, const WidthView& width, const PlanOptions& opt) {
+Plan plan_for(const BudgetView& budget, const GraphWidth& width, const PlanOptions& opt) {
   Plan p;
   // Slots: one per physical core (its first PU), or one per PU with smt.
   std::vector<int> slot_cpu;
@@ -44,9 +44,9 @@ Plan plan_for(const BudgetView& budget, const WidthView& width, const PlanOption
     p.notes.push_back("pools = 1 (no model graph known)");
   }
 
-  if (opt.intra > 0) {
-    p.threads = opt.intra;
-    p.notes.push_back("threads = " + std::to_string(opt.intra) + " (PARWIDTH_INTRA)");
+  if (opt.threads > 0) {
+    p.threads = opt.threads;
+    p.notes.push_back("threads = " + std::to_string(opt.threads) + " (PARWIDTH_INTRA)");
   } else {
     p.threads = std::max(1, p.slots / p.pools);
     p.notes.push_back("threads = floor(" + std::to_string(p.slots) + " slots / " +

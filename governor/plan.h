@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "governor/graph_width.h"
+
 namespace pw::gov {
 
 // One physical core of the budget: its socket and its allowed PUs.
@@ -22,16 +24,9 @@ struct BudgetView {
   std::vector<CoreSlot> cores;
 };
 
-// The width statistics that matter for the plan (graph/ computes them).
-struct WidthView {
-  bool known = false;
-  long avg_width = 1;
-  long max_level_width = 1;
-};
-
 struct PlanOptions {
   int pools = 0;     // PARWIDTH_POOLS; 0 = from the graph
-  int intra = 0;     // PARWIDTH_INTRA; 0 = slots / pools
+  int threads = 0;   // PARWIDTH_INTRA; 0 = slots / pools
   bool smt = false;  // every PU is a slot, not only each core's first
   // Each pool's core set inside one socket (governor/socket_plan.h): pools
   // divided evenly among the first min(pools, sockets) sockets, a socket's
@@ -44,7 +39,7 @@ struct PlanOptions {
 // `parwidth sweep --save`; governor/plan_store reads and writes its file).
 struct MeasuredPlan {
   bool known = false;
-  int pools = 1, intra = 1;
+  int pools = 1, threads = 1;
   double seconds = 0;       // the measured best (median, in the metric's unit)
   std::string how;          // one line: "parwidth tune, 2026-12-01 03:10 UTC, 12 runs, ..."
   int runs = 0;             // runs of the best configuration
@@ -67,7 +62,7 @@ struct Plan {
   std::string source = "width";
   std::string source_detail;
   struct Predicted {
-    int pools = 1, intra = 1;
+    int pools = 1, threads = 1;
     double seconds = 0;
     bool spans = false;  // its teams span sockets
   };
@@ -80,10 +75,10 @@ struct Plan {
 };
 
 // pools   = opt.pools, else clamp(W, 1, min(max level width, slots))
-// threads = opt.intra, else floor(slots / pools)
+// threads = opt.threads, else floor(slots / pools)
 // core sets: balanced contiguous groups in socket-major order, arranged so
 // that as few pools as possible span two sockets.
-Plan plan_for(const BudgetView& budget, const WidthView& width, const PlanOptions& opt);
+Plan plan_for(const BudgetView& budget, const GraphWidth& width, const PlanOptions& opt);
 
 // `p` (planned on the cores' worth this process may keep busy) on `cpus`, a
 // region it shares with more processes than it has cores: every pool's set is

@@ -17,7 +17,7 @@ Plan plan_choose(const BudgetView& budget, const PlanInputs& in, const PlanOptio
     o.per_socket = per_socket_fits(shape, first.pools, first.threads);
     return o.per_socket ? plan_for(budget, in.width, o) : first;
   };
-  if (opt.pools > 0 || opt.intra > 0) {
+  if (opt.pools > 0 || opt.threads > 0) {
     Plan p = placed(opt);
     p.source = "user";
     p.source_detail = "PARWIDTH_POOLS / PARWIDTH_INTRA";
@@ -30,10 +30,10 @@ Plan plan_choose(const BudgetView& budget, const PlanInputs& in, const PlanOptio
   const bool try_model = in.mode == PlanMode::kAuto || in.mode == PlanMode::kModel;
 
   if (try_measured) {
-    if (in.measured.known && in.measured.pools >= 1 && in.measured.intra >= 1) {
+    if (in.measured.known && in.measured.pools >= 1 && in.measured.threads >= 1) {
       PlanOptions o = opt;
       o.pools = in.measured.pools;
-      o.intra = in.measured.intra;
+      o.threads = in.measured.threads;
       Plan p = placed(o);
       p.notes.clear();
       p.source = "measured";
@@ -42,7 +42,7 @@ Plan plan_choose(const BudgetView& budget, const PlanInputs& in, const PlanOptio
       char buf[160];
       // The median's unit is the metric's (wall seconds or --metric): `how` says which.
       snprintf(buf, sizeof buf, "pools = %d, threads = %d: measured best (%s)", in.measured.pools,
-               in.measured.intra, in.measured.how.c_str());
+               in.measured.threads, in.measured.how.c_str());
       p.notes.push_back(buf);
       return p;
     }
@@ -72,19 +72,20 @@ Plan plan_choose(const BudgetView& budget, const PlanInputs& in, const PlanOptio
         const Candidate& best = c.candidates[static_cast<size_t>(c.chosen)];
         PlanOptions o = opt;
         o.pools = best.pools;
-        o.intra = best.intra;
+        o.threads = best.threads;
         o.per_socket = shape.sockets > 1 && !best.spans;
         Plan p = plan_for(budget, in.width, o);
         p.notes.clear();
         p.source = "model";
         p.source_detail = model->detail;
         for (const Candidate& x : c.candidates)
-          p.predicted.push_back({x.pools, x.intra, x.seconds, x.spans});
+          p.predicted.push_back({x.pools, x.threads, x.seconds, x.spans});
         char buf[200];
         snprintf(buf, sizeof buf,
                  "pools = %d, threads = %d: fastest predicted schedule, %.6g s, of %zu "
                  "candidates (%s)",
-                 best.pools, best.intra, best.seconds, c.candidates.size(), model->detail.c_str());
+                 best.pools, best.threads, best.seconds, c.candidates.size(),
+                 model->detail.c_str());
         p.notes.push_back(buf);
         if (!c.why.empty()) p.notes.push_back(c.why);
         return p;

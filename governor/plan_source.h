@@ -19,7 +19,7 @@ enum class PlanMode { kAuto, kMeasured, kModel, kWidth };
 // in governor/plan.h: the chosen Plan carries it for the report.
 
 struct PlanInputs {
-  WidthView width;
+  GraphWidth width;
   const CostGraph* costs = nullptr;     // null or empty: costs unknown
   const MachineModel* model = nullptr;  // null: the model is not available
   MeasuredPlan measured;
@@ -28,7 +28,7 @@ struct PlanInputs {
 
 // auto: measured, then model, then width. measured / model: that source, else
 // the width rule (with a note saying why). width: the paper's rule only.
-// Each source's pools and intra go through plan_for for the core sets.
+// Each source's pools and threads go through plan_for for the core sets.
 Plan plan_choose(const BudgetView& budget, const PlanInputs& in, const PlanOptions& opt);
 
 }  // namespace pw::gov

@@ -66,7 +66,7 @@ std::string plan_file_format(const StoredPlan& s) {
   t += "version " + one_line(m.version) + "\n";
   t += "metric " + one_line(m.metric.empty() ? "wall seconds" : m.metric) + "\n";
   t += "pools " + std::to_string(m.pools) + "\n";
-  t += "intra " + std::to_string(m.intra) + "\n";
+  t += "intra " + std::to_string(m.threads) + "\n";
   t += "runs " + std::to_string(m.runs) + "\n";
   t += "median " + num(m.seconds) + "\n";
   t += "min " + num(m.min) + "\n";
@@ -149,7 +149,7 @@ Status plan_file_parse(const std::string& text, const std::string& machine,
       case kPools:
       case kIntra:
         if (!int_parse(rest, 1, 4096, &n)) return corrupt("bad '" + key + "'");
-        (k == kPools ? m.pools : m.intra) = static_cast<int>(n);
+        (k == kPools ? m.pools : m.threads) = static_cast<int>(n);
         break;
       case kRuns:
         if (!int_parse(rest, 1, 1e9, &n)) return corrupt("bad 'runs'");

@@ -2,15 +2,23 @@
 #include "governor/pools_ort.h"
 
 namespace pw::gov {
+namespace {
+
+// A thread count of the session's options, `current` as the program set it (0: ORT's default).
+OrtOptionDecision count_decide(const PoolContext& c, PoolRole role, int current) {
+  PoolKnob k;
+  k.role = role;
+  k.current = current;
+  k.user_set = current > 0;
+  return {true, k.user_set, pool_knob_decide(c, k)};
+}
+
+}  // namespace
 
 OrtSessionDecision ort_session_decide(const PoolContext& c, const OrtUserOptions& u,
                                       bool node_shared) {
   OrtSessionDecision d;
-  PoolKnob intra;
-  intra.role = PoolRole::kIntraOp;
-  intra.current = u.intra;
-  intra.user_set = u.intra > 0;
-  d.intra = {true, intra.user_set, pool_knob_decide(c, intra)};
+  d.intra = count_decide(c, PoolRole::kIntraOp, u.intra);
   if (d.intra.setting.changes()) d.set.intra = d.intra.setting.value;
   if (c.pools > 1) {
     d.mode = {true, u.parallel, pool_option_decide(c, 1, u.parallel ? 1 : 0, u.parallel)};
@@ -19,11 +27,7 @@ OrtSessionDecision ort_session_decide(const PoolContext& c, const OrtUserOptions
         d.mode.setting.changes() || (d.mode.setting.verdict == SettingVerdict::kKeep && u.parallel);
     if (d.mode.setting.changes()) d.set.parallel = 1;
     if (parallel) {
-      PoolKnob inter;
-      inter.role = PoolRole::kInterOp;
-      inter.current = u.inter;
-      inter.user_set = u.inter > 0;
-      d.inter = {true, inter.user_set, pool_knob_decide(c, inter)};
+      d.inter = count_decide(c, PoolRole::kInterOp, u.inter);
       if (d.inter.setting.changes()) d.set.inter = d.inter.setting.value;
     }
   }

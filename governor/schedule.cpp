@@ -42,18 +42,19 @@ double oversub_factor(const MachineModel& m, const OpCost& o, int threads, int c
 
 }  // namespace
 
-double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m) {
+double simulate(const CostGraph& g, int pools, int threads, const MachineModel& m) {
   const size_t n = g.ops.size();
-  if (n == 0 || pools < 1 || intra < 1) return -1;
+  if (n == 0 || pools < 1 || threads < 1) return -1;
   std::vector<uint32_t> order;
   std::vector<std::vector<uint32_t>> succs;
   if (!topo_order(g, &order, &succs)) return -1;
 
   // Whether this plan's teams sleep between operators (libgomp's rule).
-  const bool asleep = teams_sleep(m, pools, intra);
+  const bool asleep = teams_sleep(m, pools, threads);
   std::vector<double> alone(n);
   for (size_t v = 0; v < n; ++v)
-    alone[v] = g.ops[v].folded ? 0.0 : op_seconds(m, g.ops[v].flops, g.ops[v].bytes, intra, asleep);
+    alone[v] =
+        g.ops[v].folded ? 0.0 : op_seconds(m, g.ops[v].flops, g.ops[v].bytes, threads, asleep);
 
   std::vector<uint32_t> waiting(n, 0);
   for (size_t v = 0; v < n; ++v) waiting[v] = static_cast<uint32_t>(g.ops[v].preds.size());
@@ -72,7 +73,7 @@ double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m)
   };
   std::vector<Running> running;
   const int cores = std::max(1, m.cores);
-  const int d = intra;
+  const int d = threads;
   const double alone_cores = std::min(d, cores);
   // A pool that has just finished an operator takes the next ready one itself;
   // a pool that was already idle sleeps and must first be woken (a futex wake
@@ -196,8 +197,8 @@ size_t candidate_choose(const std::vector<Candidate>& c, double tie) {
       best = i;
       continue;
     }
-    const long ti = static_cast<long>(c[i].pools) * c[i].intra;
-    const long tb = static_cast<long>(c[best].pools) * c[best].intra;
+    const long ti = static_cast<long>(c[i].pools) * c[i].threads;
+    const long tb = static_cast<long>(c[best].pools) * c[best].threads;
     if (ti < tb || (ti == tb && c[i].pools < c[best].pools) ||
         (ti == tb && c[i].pools == c[best].pools && c[i].seconds < c[best].seconds))
       best = i;

@@ -1,5 +1,5 @@
 // governor/schedule: the predicted time of a graph's schedule for each
-// candidate (pools, intra), and the choice among the candidates.
+// candidate (pools, threads), and the choice among the candidates.
 //
 // Pure: values in, values out. A graph with a cycle, a bad predecessor index
 // or no operators has no prediction (simulate returns a negative time).
@@ -29,7 +29,7 @@ struct CostGraph {
 };
 
 // List scheduling over `pools` inter-op pools, each running one operator at a
-// time on a team of `intra` threads. When a pool is free it takes the ready
+// time on a team of `threads` threads. When a pool is free it takes the ready
 // operator that became ready first (ties, and the graph's inputs, in index
 // order): first come, first served, as the example engine's executor queues
 // them. TensorFlow's and ONNX Runtime's executors are not strictly FIFO (the
@@ -54,11 +54,11 @@ struct CostGraph {
 // before its next operator (executors signal a sleeper even for work they
 // then run themselves). Returns the makespan in
 // seconds, or -1 for a graph without a schedule (empty, cyclic, bad index).
-double simulate(const CostGraph& g, int pools, int intra, const MachineModel& m);
+double simulate(const CostGraph& g, int pools, int threads, const MachineModel& m);
 
 struct Candidate {
   int pools = 1;
-  int intra = 1;
+  int threads = 1;
   double seconds = 0;  // predicted
   // Whether its pools' teams span sockets (governor/socket_plan.h); false
   // where the budget has one socket.
@@ -66,11 +66,11 @@ struct Candidate {
 };
 
 // Candidates within a relative `tie` of the fastest count as equally fast;
-// among those the fewest threads (pools x intra) win, then the fewest pools.
+// among those the fewest threads (pools x threads) win, then the fewest pools.
 inline constexpr double kTieFraction = 0.01;
 size_t candidate_choose(const std::vector<Candidate>& c, double tie = kTieFraction);
 
-// Every (pools, intra) with pools x intra <= 2 x cores and pools at most
+// Every (pools, threads) with pools x threads <= 2 x cores and pools at most
 // max_pools (the plan's core sets give each pool one core at least) and the
 // number of operators, each with its simulated time; empty when the graph has
 // no schedule.

@@ -63,10 +63,10 @@ SocketShape socket_shape(const BudgetView& b, bool smt) {
   return s;
 }
 
-bool per_socket_fits(const SocketShape& shape, int pools, int intra) {
-  if (shape.sockets <= 1 || pools < 1 || intra < 1) return false;
+bool per_socket_fits(const SocketShape& shape, int pools, int threads) {
+  if (shape.sockets <= 1 || pools < 1 || threads < 1) return false;
   const int used = std::min(pools, shape.sockets);
-  return intra <= shape.slots_per_socket && pools % used == 0 &&
+  return threads <= shape.slots_per_socket && pools % used == 0 &&
          pools / used <= shape.slots_per_socket;
 }
 
@@ -203,8 +203,8 @@ SocketChoice socket_choose(const CostGraph& g, const SocketShape& shape, int max
     snprintf(buf, sizeof buf,
              "%s: spanning %d sockets (best %d x %d, %.4g s) predicted %s %s than per socket "
              "(best %d x %d, %.4g s); spanning needs %s",
-             spans ? "spanning" : "per socket", shape.sockets, b.pools, b.intra, b.seconds,
-             pct(std::fabs(gain)).c_str(), gain >= 0 ? "faster" : "slower", a.pools, a.intra,
+             spans ? "spanning" : "per socket", shape.sockets, b.pools, b.threads, b.seconds,
+             pct(std::fabs(gain)).c_str(), gain >= 0 ? "faster" : "slower", a.pools, a.threads,
              a.seconds, pct(kSpanMargin).c_str());
   }
   c.why = buf;

@@ -56,12 +56,12 @@ MachineModel model_smt(const MachineModel& m, int pus_per_core);
 MachineModel model_placed(const MachineModel& m, int slots_per_socket, int sockets_used,
                           bool spanning);
 
-// Whether pools x intra given by the user or a measurement (or the width
+// Whether pools x threads given by the user or a measurement (or the width
 // rule) are placed per socket: on several sockets, teams that fit one
-// (intra <= slots_per_socket) and pools that divide evenly among
+// (threads <= slots_per_socket) and pools that divide evenly among
 // min(pools, sockets) sockets; the layout the model's per-socket candidates
 // have, so a measured grid cell is replayed as it was measured.
-bool per_socket_fits(const SocketShape& shape, int pools, int intra);
+bool per_socket_fits(const SocketShape& shape, int pools, int threads);
 
 // The spanning candidate must be predicted this much faster to be chosen.
 inline constexpr double kSpanMargin = 0.10;
@@ -77,8 +77,8 @@ struct SocketChoice {
 // Candidates on a budget of several sockets (with one, the candidates of
 // candidates_predict): per socket, `pools` pools on min(pools, sockets)
 // sockets, evenly (pools a multiple of them), each team within its socket
-// (intra <= slots_per_socket) and a socket's teams at most 2 x its slots;
-// spanning, teams larger than a socket with pools x intra <= 2 x slots.
+// (threads <= slots_per_socket) and a socket's teams at most 2 x its slots;
+// spanning, teams larger than a socket with pools x threads <= 2 x slots.
 // pools <= max_pools and the graph's operators. The chosen one is
 // candidate_choose's among the per-socket candidates, unless
 // candidate_choose's among the spanning ones is kSpanMargin faster.

@@ -10,7 +10,6 @@
 // Control-flow bodies (graph-valued attributes of If/Loop/Scan) become Graph::subgraphs;
 // the values they read from the enclosing graph become edges into the control-flow node,
 // so the main graph's order stays right without counting the bodies' heavy ops.
-#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -73,14 +72,7 @@ bool onnx_tensor(std::string_view bytes, int depth, std::string* name, TensorInf
     } else if (f.number == 2 && f.wire == proto::kVarint) {
       dtype = static_cast<int64_t>(f.varint);
     } else if (f.number == 5 || f.number == 7 || f.number == 11) {
-      const bool sign32 = f.number == 5;
-      if (!proto::int64s_read(f, [&](int64_t v) {
-            if (ints.size() >= kMaxFoldedElements) {
-              too_many = true;
-              return;
-            }
-            ints.push_back(sign32 ? int64_t(int32_t(v)) : v);
-          })) {
+      if (!proto::ints_append(f, f.number == 5, kMaxFoldedElements, &ints, &too_many)) {
         *why = "malformed tensor data";
         return false;
       }
@@ -130,13 +122,7 @@ bool onnx_attr(std::string_view bytes, int depth, Attr* a, std::vector<std::stri
         if (f.wire == proto::kLen) a->name.assign(f.bytes);
         break;
       case 2:
-        if (f.wire == proto::kFixed32) {
-          uint32_t u = static_cast<uint32_t>(f.varint);
-          float v;
-          std::memcpy(&v, &u, 4);
-          a->f = v;
-          has_f = true;
-        }
+        if (f.wire == proto::kFixed32) a->f = proto::fixed32_float(f), has_f = true;
         break;
       case 3:
         if (f.wire == proto::kVarint) a->i = static_cast<int64_t>(f.varint), has_i = true;
@@ -156,18 +142,9 @@ bool onnx_attr(std::string_view bytes, int depth, Attr* a, std::vector<std::stri
         if (f.wire == proto::kLen) graphs->push_back(f.bytes);
         break;
       case 7:
-        if (f.wire == proto::kFixed32 && a->floats.size() < kMaxAttrList) {
-          uint32_t u = static_cast<uint32_t>(f.varint);
-          float v;
-          std::memcpy(&v, &u, 4);
-          a->floats.push_back(v);
-        } else if (f.wire == proto::kLen) {
-          for (size_t k = 0; k + 4 <= f.bytes.size() && a->floats.size() < kMaxAttrList; k += 4) {
-            float v;
-            std::memcpy(&v, f.bytes.data() + k, 4);
-            a->floats.push_back(v);
-          }
-        }
+        proto::floats_read(f, [&](float v) {
+          if (a->floats.size() < kMaxAttrList) a->floats.push_back(v);
+        });
         break;
       case 8:
         if (!proto::int64s_read(f, [&](int64_t v) {

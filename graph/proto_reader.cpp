@@ -1,6 +1,8 @@
 // Protobuf wire-format field iteration with bounds checks (see proto_reader.h).
 #include "graph/proto_reader.h"
 
+#include <cstring>
+
 namespace pw::graph::proto {
 
 bool Reader::varint_read(uint64_t* v) {
@@ -52,6 +54,23 @@ bool Reader::next(Field* f) {
     default:
       return fail("unsupported wire type (group or invalid)");
   }
+}
+
+float fixed32_float(const Field& f) {
+  const uint32_t u = static_cast<uint32_t>(f.varint);
+  float v;
+  std::memcpy(&v, &u, 4);
+  return v;
+}
+
+bool ints_append(const Field& f, bool int32, size_t cap, std::vector<int64_t>* out, bool* over) {
+  return int64s_read(f, [&](int64_t v) {
+    if (out->size() >= cap) {
+      *over = true;
+      return;
+    }
+    out->push_back(int32 ? int64_t(int32_t(v)) : v);
+  });
 }
 
 }  // namespace pw::graph::proto

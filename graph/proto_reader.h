@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pw::graph::proto {
 
@@ -52,6 +53,19 @@ class Reader {
 // Calls sink(value) per element; false on malformed packed payloads.
 template <typename Sink>
 bool int64s_read(const Field& f, Sink sink);
+
+// A fixed32 field's bits as a float (IEEE 754 single, as protobuf stores floats).
+float fixed32_float(const Field& f);
+
+// Reads the elements of a repeated float field, packed (kLen: 4 bytes each, a partial
+// last one ignored) or not (kFixed32); calls sink(value) per element.
+template <typename Sink>
+void floats_read(const Field& f, Sink sink);
+
+// The same as int64s_read, appended to *out while it holds fewer than `cap` values (past that,
+// *over is set): a tensor's integer data, kept only when small. int32: the field holds 32-bit
+// values, sign-extended from their low 32 bits.
+bool ints_append(const Field& f, bool int32, size_t cap, std::vector<int64_t>* out, bool* over);
 
 }  // namespace pw::graph::proto
 

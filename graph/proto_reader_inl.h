@@ -1,5 +1,7 @@
-// Template part of proto_reader.h: packed/unpacked repeated integer fields.
+// Template part of proto_reader.h: packed/unpacked repeated integer and float fields.
 #pragma once
+
+#include <cstring>
 
 namespace pw::graph::proto {
 
@@ -26,6 +28,17 @@ bool int64s_read(const Field& f, Sink sink) {
     sink(static_cast<int64_t>(v));
   }
   return true;
+}
+
+template <typename Sink>
+void floats_read(const Field& f, Sink sink) {
+  if (f.wire == kFixed32) sink(fixed32_float(f));
+  if (f.wire != kLen) return;
+  for (size_t k = 0; k + 4 <= f.bytes.size(); k += 4) {
+    float v;
+    std::memcpy(&v, f.bytes.data() + k, 4);
+    sink(v);
+  }
 }
 
 }  // namespace pw::graph::proto

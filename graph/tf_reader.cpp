@@ -306,6 +306,29 @@ struct FnArg {
 
 constexpr int64_t kTfResource = 20;  // DT_RESOURCE
 
+// A resource's variable, its dtype and shape, from one of the two messages TF records it
+// in (ArgDef's handle_data: dtype 1, shape 2; HandleShapeAndType: shape 1, dtype 2). Sets
+// a's handle when the shape is known; false with c's status on a malformed message.
+bool fn_handle_entry(std::string_view bytes, int depth, uint32_t dtype_field, uint32_t shape_field,
+                     const char* what, FnArg* a, Ctx* c) {
+  Reader h(bytes, depth);
+  Field hf;
+  int64_t t = 0;
+  bool known = false;
+  std::vector<int64_t> dims;
+  while (h.next(&hf)) {
+    if (hf.number == dtype_field && hf.wire == proto::kVarint) t = static_cast<int64_t>(hf.varint);
+    if (hf.number == shape_field && hf.wire == proto::kLen) {
+      dims.clear();
+      known = tf_shape(hf.bytes, depth + 1, &dims, c);
+      if (c->status != Status::kOk) return false;
+    }
+  }
+  if (!c->check(h, what)) return false;
+  if (known) a->handle = true, a->handle_type = t, a->handle_dims = std::move(dims);
+  return true;
+}
+
 bool fn_arg_def(std::string_view bytes, int depth, FnArg* a, Ctx* c) {
   Reader r(bytes, depth);
   Field f;
@@ -313,21 +336,7 @@ bool fn_arg_def(std::string_view bytes, int depth, FnArg* a, Ctx* c) {
     if (f.number == 1 && f.wire == proto::kLen) a->name.assign(f.bytes);
     if (f.number == 3 && f.wire == proto::kVarint) a->type = static_cast<int64_t>(f.varint);
     if (f.number != 7 || f.wire != proto::kLen || a->handle) continue;
-    Reader h(f.bytes, depth + 1);
-    Field hf;
-    int64_t t = 0;
-    bool known = false;
-    std::vector<int64_t> dims;
-    while (h.next(&hf)) {
-      if (hf.number == 1 && hf.wire == proto::kVarint) t = static_cast<int64_t>(hf.varint);
-      if (hf.number == 2 && hf.wire == proto::kLen) {
-        dims.clear();
-        known = tf_shape(hf.bytes, depth + 2, &dims, c);
-        if (c->status != Status::kOk) return false;
-      }
-    }
-    if (!c->check(h, "arg handle data")) return false;
-    if (known) a->handle = true, a->handle_type = t, a->handle_dims = std::move(dims);
+    if (!fn_handle_entry(f.bytes, depth + 1, 1, 2, "arg handle data", a, c)) return false;
   }
   return c->check(r, "arg");
 }
@@ -340,21 +349,7 @@ bool fn_handle_data(std::string_view bytes, FnArg* a, Ctx* c) {
   Field f;
   while (r.next(&f)) {
     if (f.number != 2 || f.wire != proto::kLen || a->handle) continue;
-    Reader h(f.bytes, 2);
-    Field hf;
-    int64_t t = 0;
-    bool known = false;
-    std::vector<int64_t> dims;
-    while (h.next(&hf)) {
-      if (hf.number == 2 && hf.wire == proto::kVarint) t = static_cast<int64_t>(hf.varint);
-      if (hf.number == 1 && hf.wire == proto::kLen) {
-        dims.clear();
-        known = tf_shape(hf.bytes, 3, &dims, c);
-        if (c->status != Status::kOk) return false;
-      }
-    }
-    if (!c->check(h, "handle shape and type")) return false;
-    if (known) a->handle = true, a->handle_type = t, a->handle_dims = std::move(dims);
+    if (!fn_handle_entry(f.bytes, 2, 2, 1, "handle shape and type", a, c)) return false;
   }
   return c->check(r, "handle data");
 }

@@ -1,8 +1,6 @@
 // Reading TensorFlow's protobuf values (tf_values.h).
 #include "graph/tf_values.h"
 
-#include <cstring>
-
 namespace pw::graph::tf_values {
 namespace {
 
@@ -87,17 +85,9 @@ bool tf_tensor(std::string_view bytes, int depth, TensorInfo* t, Ctx* c) {
       if (!tf_shape(f.bytes, depth + 1, &t->dims, c) && c->status != Status::kOk) return false;
     }
     if (f.number == 4 && f.wire == proto::kLen) content = f.bytes;
-    if (f.number == 7 || f.number == 10 || f.number == 11) {
-      const bool i32 = f.number == 7;
-      if (!proto::int64s_read(f, [&](int64_t v) {
-            if (ints.size() >= kMaxFoldedElements) {
-              too_many = true;
-              return;
-            }
-            ints.push_back(i32 ? int64_t(int32_t(v)) : v);
-          }))
-        return c->bad("malformed tensor values");
-    }
+    if ((f.number == 7 || f.number == 10 || f.number == 11) &&
+        !proto::ints_append(f, f.number == 7, kMaxFoldedElements, &ints, &too_many))
+      return c->bad("malformed tensor values");
   }
   if (!c->check(r, "tensor")) return false;
   t->rank = static_cast<int>(t->dims.size());
@@ -156,18 +146,9 @@ bool tf_attr(std::string_view bytes, int depth, Attr* a, Ctx* c) {
               return c->bad("malformed attr list");
           } else if (lf.number == 4) {
             a->kind = K::kFloats;
-            auto put = [&](uint32_t u) {
-              float v;
-              std::memcpy(&v, &u, 4);
+            proto::floats_read(lf, [&](float v) {
               if (a->floats.size() < kMaxAttrList) a->floats.push_back(v);
-            };
-            if (lf.wire == proto::kFixed32) put(uint32_t(lf.varint));
-            if (lf.wire == proto::kLen)
-              for (size_t k = 0; k + 4 <= lf.bytes.size(); k += 4) {
-                uint32_t u;
-                std::memcpy(&u, lf.bytes.data() + k, 4);
-                put(u);
-              }
+            });
           } else if (lf.number == 7 && lf.wire == proto::kLen) {
             TensorInfo t;
             const bool known = tf_shape(lf.bytes, depth + 2, &t.dims, c);
@@ -195,13 +176,7 @@ bool tf_attr(std::string_view bytes, int depth, Attr* a, Ctx* c) {
           a->i = static_cast<int64_t>(tf_dtype(int64_t(f.varint))), a->kind = K::kInt;
         break;
       case 4:
-        if (f.wire == proto::kFixed32) {
-          uint32_t u = static_cast<uint32_t>(f.varint);
-          float v;
-          std::memcpy(&v, &u, 4);
-          a->f = v;
-          a->kind = K::kFloat;
-        }
+        if (f.wire == proto::kFixed32) a->f = proto::fixed32_float(f), a->kind = K::kFloat;
         break;
       case 7:
         if (f.wire == proto::kLen) {

@@ -157,8 +157,7 @@ bool recall(planning::GraphSummary* out, std::string* warning) {
   const gov::FunctionGraph& f = m.graph;
   planning::GraphSummary& g = *out;
   g = planning::GraphSummary();
-  static_cast<gov::GraphWidth&>(g) = f;
-  g.known = true;
+  static_cast<gov::GraphWidth&>(g) = f;  // known: a parsed record is a graph's
   g.source = "tensorflow function graph " + f.name + " (remembered)";
   g.work_over_span = f.span_flops > 0 ? f.work_flops / f.span_flops : 1;
   g.costs_known = f.costs == "flops" && !f.cost_graph.ops.empty();

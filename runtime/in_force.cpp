@@ -64,7 +64,7 @@ std::shared_ptr<const InForce> PlanOwner::change(const Change& c, const Planner&
   for (int attempt = 0;; ++attempt) {
     std::unique_lock<std::mutex> lock(change_mu_, std::defer_lock);
     if (attempt >= kOptimisticTries) lock.lock();
-    const std::shared_ptr<const InForce> base = current();
+    std::shared_ptr<const InForce> base = current();  // not const: returned by move
     auto next = std::make_shared<InForce>();
     const Merge m = merge(c, base.get(), next.get());
     if (m == Merge::kSame) return base;

@@ -216,7 +216,7 @@ void on_fork_child() {
   r.warnings.clear();
   r.warned_keys.clear();
   r.fail_reason.clear();
-  // Another thread may have held the registry's lock at fork(): start afresh
+  // Another thread may have held the thread table's lock at fork(): start afresh
   // rather than lock it (what the old one holds is small and stays behind).
   new (&r.threads) gov::ThreadTable();
   new (&r.repin_mu) std::mutex();  // likewise: the monitor may have held it

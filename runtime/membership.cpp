@@ -123,14 +123,14 @@ void node_entry_refresh(Runtime& r, uint64_t t_ns) {
   const gov::Plan& p = r.threads.plan();
   const int pools = static_cast<int>(p.core_sets.size());
   const int verdict = monitor::oversubscribed_now();
-  const bool plan_same = self.pools == pools && self.intra == p.threads;
+  const bool plan_same = self.pools == pools && self.threads == p.threads;
   if (plan_same && self.oversubscribed == verdict) return;
   // A verdict that flips sample by sample on a loaded machine is rewritten
   // at most once a second: each rewrite is a file the others must re-read.
   if (plan_same && r.node_refresh_ns && t_ns - r.node_refresh_ns < 1000000000ull) return;
   r.node_refresh_ns = t_ns;
   self.pools = pools;
-  self.intra = p.threads;
+  self.threads = p.threads;
   self.oversubscribed = verdict;
   std::string err;
   r.node.publish(self, &err);  // failing, the entry in place stays right about the cores

@@ -26,7 +26,7 @@ void thread_ended(void* tid) {
 namespace {
 
 // Moves one pinned thread (its record *t; `tid` 0 for the calling thread) to
-// the plan in force, its core from the plan's own hand-out (the registry's
+// the plan in force, its core from the plan's own hand-out (the thread table's
 // counters, so that threads created later take the cores that come next), and
 // updates its record. Called with repin_mu held.
 bool thread_move_to_plan(Runtime& r, gov::ThreadRecord* t, long tid) {

@@ -46,25 +46,13 @@ def torch_model(threads):
 
 
 def ort_model(threads, tmp):
-    import numpy as np
-    import onnxruntime as ort
-
     sys.path.insert(0, str(ROOT / "examples"))
-    from infer_ort import filled  # the fixture's weights, fixed random values
+    from infer_ort import fixture_session  # the fixture's weights, fixed random values
 
-    path = filled(str(ROOT / "tests" / "fixtures" / "models" / "googlenet.onnx"),
-                  str(Path(tmp) / "googlenet.onnx"))
-    opts = ort.SessionOptions()
-    if threads:
-        opts.intra_op_num_threads = threads
-    sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
-    inp = sess.get_inputs()[0]
-    shape = [1 if not isinstance(d, int) else d for d in inp.shape]
-    shape[0] = 1
-    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    sess, feed = fixture_session("googlenet", threads, 1, tmp)
 
     def infer():
-        return int(sess.run(None, {inp.name: x})[0].argmax())
+        return int(sess.run(None, feed)[0].argmax())
 
     return infer
 

@@ -29,7 +29,7 @@ TEST(Options, DefaultsWithNothingSet) {
   EXPECT_TRUE(w.empty());
   EXPECT_EQ(o.mode, Mode::kGovern);
   EXPECT_EQ(o.pools, 0);
-  EXPECT_EQ(o.intra, 0);
+  EXPECT_EQ(o.threads, 0);
   EXPECT_EQ(o.pin, gov::PinMode::kCore);
   EXPECT_TRUE(o.monitor);
   EXPECT_EQ(o.monitor_ms, 100);
@@ -158,7 +158,7 @@ TEST(Options, GoodValuesTakeEffect) {
   EXPECT_TRUE(w.empty());
   EXPECT_EQ(o.mode, Mode::kObserve);
   EXPECT_EQ(o.pools, 3);
-  EXPECT_EQ(o.intra, 4);
+  EXPECT_EQ(o.threads, 4);
   EXPECT_EQ(o.pin, gov::PinMode::kNone);
   EXPECT_FALSE(o.monitor);
   EXPECT_EQ(o.monitor_ms, 250);

@@ -32,14 +32,14 @@ struct TempDir {
   ~TempDir() { (void)!system(("rm -rf '" + path + "'").c_str()); }
 };
 
-gov::StoredPlan sample(int pools = 1, int intra = 2) {
+gov::StoredPlan sample(int pools = 1, int threads = 2) {
   gov::StoredPlan s;
   s.machine = kMachine;
   s.budget = kBudget;
   s.graph = kGraph;
   s.plan.known = true;
   s.plan.pools = pools;
-  s.plan.intra = intra;
+  s.plan.threads = threads;
   s.plan.seconds = 0.25;
   s.plan.min = 0.2;
   s.plan.max = 0.3;
@@ -76,7 +76,7 @@ TEST(PlanCache, StoredPlanIsFoundAndPrivate) {
   EXPECT_EQ(warning, "");
   EXPECT_TRUE(m.known);
   EXPECT_EQ(m.pools, 1);
-  EXPECT_EQ(m.intra, 2);
+  EXPECT_EQ(m.threads, 2);
   EXPECT_EQ(m.by, "tune");
   // Another graph or another budget has another file: silently not found.
   EXPECT_FALSE(measured_load(dir, kMachine, kBudget, "fedcba9876543210", kNow, &warning).known);

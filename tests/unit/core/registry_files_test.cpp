@@ -102,7 +102,7 @@ TEST(NodeEntry, FormatParseRoundTrip) {
 TEST(NodeEntry, VersionTwoFieldsAndVersionOne) {
   gov::NodeMember m{77, 5, {{0, 2}, {0, 3}}};
   m.pools = 2;
-  m.intra = 3;
+  m.threads = 3;
   m.oversubscribed = 1;
   m.joined = 1700000000;
   gov::NodeMember back;
@@ -113,7 +113,7 @@ TEST(NodeEntry, VersionTwoFieldsAndVersionOne) {
   ASSERT_EQ(back.cores.size(), 2u);
   EXPECT_EQ(back.cores[1].cpu, 3);
   EXPECT_EQ(back.pools, 2);
-  EXPECT_EQ(back.intra, 3);
+  EXPECT_EQ(back.threads, 3);
   EXPECT_EQ(back.oversubscribed, 1);
   EXPECT_EQ(back.joined, 1700000000);
   ASSERT_TRUE(entry_parse("parwidth-node 1 9 8 0:0,0:1\n", &back));

@@ -239,7 +239,7 @@ TEST(BuiltinModel, ForkAndJoinPerTeamSizeAndTheCacheFromTheTraits) {
 }
 
 TEST(MachineModel, TeamsSleepOnceTheProcessKeepsMoreOpenMPThreadsThanCPUs) {
-  // libgomp's count: the initial thread and each team's workers, 1 + pools x (intra - 1).
+  // libgomp's count: the initial thread and each team's workers, 1 + pools x (threads - 1).
   MachineModel m = builtin_model(2);
   EXPECT_FALSE(teams_sleep(m, 1, 1));
   EXPECT_FALSE(teams_sleep(m, 2, 1));

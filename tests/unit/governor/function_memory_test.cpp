@@ -95,6 +95,7 @@ TEST(FunctionMemoryFormat, RoundTrip) {
   EXPECT_EQ(back.program, m.program);
   EXPECT_EQ(back.saved, m.saved);
   EXPECT_EQ(back.graph.name, m.graph.name);
+  EXPECT_TRUE(back.graph.known);  // what the next run plans from
   EXPECT_EQ(back.graph.heavy, 7);
   EXPECT_EQ(back.graph.layers, 3);
   EXPECT_EQ(back.graph.avg_width, 2);

@@ -37,11 +37,11 @@ CostGraph towers() {
   return g;
 }
 
-MeasuredPlan measured(int pools, int intra, double seconds, const std::string& how) {
+MeasuredPlan measured(int pools, int threads, double seconds, const std::string& how) {
   MeasuredPlan m;
   m.known = true;
   m.pools = pools;
-  m.intra = intra;
+  m.threads = threads;
   m.seconds = seconds;
   m.how = how;
   return m;

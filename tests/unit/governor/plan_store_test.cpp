@@ -20,7 +20,7 @@ StoredPlan sample() {
   s.budget = kBudget;
   s.graph = kGraph;
   s.plan.pools = 1;
-  s.plan.intra = 2;
+  s.plan.threads = 2;
   s.plan.seconds = 0.25;
   s.plan.min = 0.2;
   s.plan.max = 0.3;
@@ -44,7 +44,7 @@ TEST(PlanStore, RoundTrip) {
   EXPECT_TRUE(s.plan.known);
   EXPECT_EQ(s.graph, kGraph);
   EXPECT_EQ(s.plan.pools, 1);
-  EXPECT_EQ(s.plan.intra, 2);
+  EXPECT_EQ(s.plan.threads, 2);
   EXPECT_DOUBLE_EQ(s.plan.seconds, 0.25);
   EXPECT_DOUBLE_EQ(s.plan.min, 0.2);
   EXPECT_DOUBLE_EQ(s.plan.max, 0.3);
@@ -178,7 +178,9 @@ TEST(PlanStore, ParsedPlanDecidesBeforeModelAndWidth) {
   for (auto& o : g.ops) o.flops = 1e6;
   const MachineModel m = builtin_model(2);
   PlanInputs in;
-  in.width = {true, 2, 2};
+  in.width.known = true;
+  in.width.avg_width = 2;
+  in.width.max_level_width = 2;
   in.costs = &g;
   in.model = &m;
   in.measured = s.plan;

@@ -11,8 +11,8 @@ namespace {
 
 using test::machine;
 
-WidthView width(long w, long max_level) {
-  WidthView v;
+GraphWidth width(long w, long max_level) {
+  GraphWidth v;
   v.known = true;
   v.avg_width = w;
   v.max_level_width = max_level;
@@ -137,7 +137,7 @@ TEST(Plan, PoolsNeverExceedMaxLevelWidth) {
 }
 
 TEST(Plan, NoGraphMeansOnePool) {
-  Plan p = plan_for(machine(2, 4, 1), WidthView{}, {});
+  Plan p = plan_for(machine(2, 4, 1), GraphWidth{}, {});
   EXPECT_EQ(p.pools, 1);
   EXPECT_EQ(p.threads, 8);
 }
@@ -145,13 +145,13 @@ TEST(Plan, NoGraphMeansOnePool) {
 TEST(Plan, OverridesWinAndAreClamped) {
   PlanOptions o;
   o.pools = 3;
-  o.intra = 5;
+  o.threads = 5;
   Plan p = plan_for(machine(1, 6, 1), width(1, 1), o);
   EXPECT_EQ(p.pools, 3);
   EXPECT_EQ(p.threads, 5);
   EXPECT_EQ(p.core_sets, (std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}}));
   o.pools = 100;
-  o.intra = 0;
+  o.threads = 0;
   p = plan_for(machine(1, 2, 1), width(1, 1), o);
   EXPECT_EQ(p.pools, 2) << "at least one slot per pool";
   EXPECT_EQ(p.threads, 1);

@@ -125,7 +125,7 @@ TEST(Simulate, ConcurrentTeamsPayTheOversubscriptionOfTheirSum) {
   const ModelChoice c = model_choose(g, 2, 2, m);
   ASSERT_GE(c.chosen, 0);
   EXPECT_EQ(c.candidates[static_cast<size_t>(c.chosen)].pools, 1);
-  EXPECT_EQ(c.candidates[static_cast<size_t>(c.chosen)].intra, 2);
+  EXPECT_EQ(c.candidates[static_cast<size_t>(c.chosen)].threads, 2);
 }
 
 TEST(Simulate, AnIdlePoolIsWokenBeforeItRuns) {
@@ -235,7 +235,7 @@ TEST(Choose, TiesGoToFewerThreadsThenFewerPools) {
   std::vector<Candidate> c = {{2, 2, 0.999}, {2, 1, 1.005}, {1, 2, 1.0}, {1, 1, 2.0}};
   const size_t i = candidate_choose(c);
   EXPECT_EQ(c[i].pools, 1);
-  EXPECT_EQ(c[i].intra, 2);
+  EXPECT_EQ(c[i].threads, 2);
   // Outside the tie fraction the fastest wins even with more threads.
   c = {{2, 2, 0.9}, {1, 2, 1.0}};
   EXPECT_EQ(candidate_choose(c), 0u);
@@ -243,18 +243,18 @@ TEST(Choose, TiesGoToFewerThreadsThenFewerPools) {
 
 TEST(Choose, DiamondCandidatesUpToTwiceTheCores) {
   const ModelChoice scaling = model_choose(diamond(), 2, 4, two_cores(true));
-  // pools x intra <= 4: (1,1..4), (2,1..2), (3,1), (4,1)
+  // pools x threads <= 4: (1,1..4), (2,1..2), (3,1), (4,1)
   ASSERT_EQ(scaling.candidates.size(), 8u);
   ASSERT_GE(scaling.chosen, 0);
   const Candidate& a = scaling.candidates[static_cast<size_t>(scaling.chosen)];
   EXPECT_EQ(a.pools, 1);  // 6 s ties with (1,3), (1,4), (2,2): fewest threads
-  EXPECT_EQ(a.intra, 2);
+  EXPECT_EQ(a.threads, 2);
   EXPECT_NEAR(a.seconds, 6, 1e-9);
 
   const ModelChoice flat = model_choose(diamond(), 2, 4, two_cores(false));
   const Candidate& b = flat.candidates[static_cast<size_t>(flat.chosen)];
   EXPECT_EQ(b.pools, 2);
-  EXPECT_EQ(b.intra, 1);
+  EXPECT_EQ(b.threads, 1);
   EXPECT_NEAR(b.seconds, 10, 1e-9);
 
   // At most one pool per core: (1,1..4), (2,1..2).
@@ -273,11 +273,11 @@ TEST(Choose, AChainOfLightOperatorsStaysOnOneThreadWhereATeamMustForkForEach) {
   const ModelChoice c = model_choose(chain, 2, 2, m);
   const Candidate& a = c.candidates[static_cast<size_t>(c.chosen)];
   EXPECT_EQ(a.pools, 1);
-  EXPECT_EQ(a.intra, 1);
+  EXPECT_EQ(a.threads, 1);
   // Operators ten times larger: the team's fork is worth it (10 x (5 + 0.6) = 56 s < 100 s).
   for (OpCost& o : chain.ops) o.flops = 10;
   const ModelChoice big = model_choose(chain, 2, 2, m);
-  EXPECT_EQ(big.candidates[static_cast<size_t>(big.chosen)].intra, 2);
+  EXPECT_EQ(big.candidates[static_cast<size_t>(big.chosen)].threads, 2);
   EXPECT_NEAR(big.candidates[static_cast<size_t>(big.chosen)].seconds, 56, 1e-9);
 }
 
@@ -317,7 +317,7 @@ TEST(MachineModel, OversubscribedTeamIsNeverFasterThanTheCores) {
   const ModelChoice c = model_choose(chain, 2, 2, m);
   ASSERT_GE(c.chosen, 0);
   EXPECT_EQ(c.candidates[static_cast<size_t>(c.chosen)].pools, 1);
-  EXPECT_EQ(c.candidates[static_cast<size_t>(c.chosen)].intra, 2);
+  EXPECT_EQ(c.candidates[static_cast<size_t>(c.chosen)].threads, 2);
 }
 
 TEST(MachineModel, InterpolatesBetweenCalibratedSizes) {

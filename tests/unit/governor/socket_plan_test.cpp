@@ -206,7 +206,7 @@ TEST(SocketChoose, SpansOnlyWhereTheModelPredictsItTenPercentFaster) {
     EXPECT_EQ(chosen.spans, c.want_span) << c.name << ": " << ch.why;
     // Every per-socket team fits its socket; every spanning one does not.
     for (const Candidate& x : ch.candidates)
-      EXPECT_EQ(x.spans, x.intra > c.cores) << c.name << " " << x.pools << " x " << x.intra;
+      EXPECT_EQ(x.spans, x.threads > c.cores) << c.name << " " << x.pools << " x " << x.threads;
     EXPECT_NE(ch.why.find(chosen.spans ? "spanning:" : "per socket:"), std::string::npos) << ch.why;
   }
 }
@@ -226,7 +226,7 @@ TEST(PlanFor, PerSocketCoreSetsStayInsideTheirSockets) {
   for (const Case& c : cases) {
     PlanOptions o;
     o.pools = c.pools;
-    o.intra = 2;
+    o.threads = 2;
     o.per_socket = true;
     const Plan p = plan_for(machine(2, 4, 1), {}, o);
     EXPECT_EQ(p.core_sets, c.want) << c.pools;
@@ -261,7 +261,7 @@ TEST(PlanChoose, TwoSocketsPlanSaysPerSocketOrSpanningAndOneSocketIsUnchanged) {
     for (const std::string& n : p.notes)
       says = says || n.rfind(c.want_span ? "spanning:" : "per socket:", 0) == 0;
     EXPECT_TRUE(says) << c.name;
-    for (const Plan::Predicted& x : p.predicted) EXPECT_EQ(x.spans, x.intra > 28) << c.name;
+    for (const Plan::Predicted& x : p.predicted) EXPECT_EQ(x.spans, x.threads > 28) << c.name;
   }
   // One socket: the candidates and the choice of model_choose, nothing spans.
   const CostGraph g = towers(2, 10, 1e7);
@@ -279,7 +279,7 @@ TEST(PlanChoose, TwoSocketsPlanSaysPerSocketOrSpanningAndOneSocketIsUnchanged) {
     EXPECT_FALSE(p.predicted[i].spans);
   }
   EXPECT_EQ(p.pools, mc.candidates[static_cast<size_t>(mc.chosen)].pools);
-  EXPECT_EQ(p.threads, mc.candidates[static_cast<size_t>(mc.chosen)].intra);
+  EXPECT_EQ(p.threads, mc.candidates[static_cast<size_t>(mc.chosen)].threads);
 }
 
 TEST(Calibration, SocketsAndSmtRoundTripAndStayBuiltInWhereNotMeasured) {

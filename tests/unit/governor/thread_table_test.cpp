@@ -1,4 +1,4 @@
-// Thread registry: pool membership and core hand-out.
+// Thread table: pool membership and core hand-out.
 #include <gtest/gtest.h>
 
 #include <thread>

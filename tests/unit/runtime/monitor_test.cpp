@@ -89,7 +89,7 @@ std::string json_latest() {
   return g_json.empty() ? "" : g_json.back();
 }
 
-gov::ThreadTable& registry() {
+gov::ThreadTable& thread_table() {
   static gov::ThreadTable r;
   return r;
 }
@@ -97,7 +97,7 @@ gov::ThreadTable& registry() {
 Setup hooks(bool apply) {
   Setup h{};
   h.create = nullptr;  // plain pthread_create: nothing is interposed in this test
-  h.threads = &registry();
+  h.threads = &thread_table();
   h.omp_cap_set = record_cap;
   h.apply = apply;
   h.use_papi = false;
@@ -454,7 +454,7 @@ TEST(Monitor, StrayThreadIsKeptAndListed) {
   gov::Plan plan;
   plan.pools = 2;
   plan.core_sets = {{outside}, all};  // pool 0: a CPU the threads may not use; pool 1: all
-  registry().reset(plan, gov::PinMode::kPool);
+  thread_table().reset(plan, gov::PinMode::kPool);
 
   // Two spinning threads (an idle one's affinity is read rarely).
   std::atomic<bool> quit{false};
@@ -474,7 +474,7 @@ TEST(Monitor, StrayThreadIsKeptAndListed) {
     r.creator = "test";
     r.pool = i;
     r.pinned = true;
-    registry().record(r);
+    thread_table().record(r);
   }
   start(hooks(false), 10, allowed_cpus(), 4);
   const bool listed = wait_until([] { return lists_action(json_latest(), "affinity_kept"); });

@@ -77,7 +77,7 @@ TEST(Sockets, HeldOutFamiliesSpanOnlyWherePredictedTenPercentFaster) {
         // The fastest predicted candidate of each layout (within the tie, the fewest threads).
         std::vector<gov::Candidate> per, span;
         for (const gov::Plan::Predicted& x : p.plan.predicted)
-          (x.spans ? span : per).push_back({x.pools, x.intra, x.seconds, x.spans});
+          (x.spans ? span : per).push_back({x.pools, x.threads, x.seconds, x.spans});
         ASSERT_FALSE(per.empty()) << what;
         const double best_per = per[gov::candidate_choose(per)].seconds;
         const double best_span = span.empty() ? 1e300 : span[gov::candidate_choose(span)].seconds;
