@@ -156,4 +156,3 @@ PW_HOOK(TF_Function*, TF_GraphToFunctionWithControlOutputs,
   }
   return fn;
 }
-
