@@ -44,4 +44,16 @@ OmpThreadLeft omp_thread_left(OmpBinding binding, bool libomp_own, OmpRuntime cr
   return t;
 }
 
+OmpTeamResize omp_team_resize(bool set_before, bool count_guarded) {
+  OmpTeamResize r;
+  if (set_before && count_guarded) {
+    r.apply = false;
+    r.why =
+        "torch.compile guards compiled code on torch's thread count (a change fails a trace in "
+        "progress and recompiles): each thread's OpenMP team size stays as first set; its "
+        "threads move with the share";
+  }
+  return r;
+}
+
 }  // namespace pw::gov

@@ -70,4 +70,19 @@ struct OmpThreadLeft {
 // creates the thread.
 OmpThreadLeft omp_thread_left(OmpBinding binding, bool libomp_own, OmpRuntime creator);
 
+// A thread whose team size was set for an earlier plan or cap, when a newer
+// one comes into force. torch reads its thread count from this thread's
+// OpenMP runtime (omp_get_max_threads); torch.compile (dynamo) records that
+// count when it traces a function, fails the trace if the count changed
+// meanwhile ("Global num_threads state changed while dynamo tracing") and
+// recompiles every compiled function whose guard no longer holds. Once the
+// program has imported torch.compile's tracer (count_guarded), a thread
+// keeps the size it has; its threads still move with the share.
+struct OmpTeamResize {
+  bool apply = true;
+  const char* why = nullptr;  // when not applied: the report's reason
+};
+// set_before: this thread has a team size from parwidth or the program.
+OmpTeamResize omp_team_resize(bool set_before, bool count_guarded);
+
 }  // namespace pw::gov

@@ -299,7 +299,9 @@ void omp_before_region(const void* caller_pc) {
   // A worker (or a thread in a nested or serialized region) uses the ICV its
   // master handed down: the master's cap, or what the user set on it.
   if (inside_region(caller_pc)) return;
+  const bool set_before = t_applied_gen != 0;
   t_applied_gen = gen;
+  if (!gov::omp_team_resize(set_before, rt::omp_count_guarded()).apply) return;
   // The cap, unless the program set this thread's count.
   gov::PoolKnob team;
   team.role = gov::PoolRole::kOmpTeam;

@@ -9,6 +9,8 @@
 //   op "ort_session"  args: "intra=N inter=N parallel=0|1 spin=-1|0|1 path=0|1",
 //                     data: the model's path or bytes        -> reply "intra=N inter=N ..."
 //   op "ort_used"     args: what the session used, as text   -> one report entry
+//   op "torch_compile" args: the trigger: torch.compile's tracer is imported
+//                     -> omp_count_guarded_from (team sizes kept from then on)
 //   op "exiting"      nothing: the interpreter has begun to finalise -> exit_begins
 //   op "generation"   nothing: returns the plan's generation (>= 0), a call per
 //                     session run, so one atomic load and no reply
@@ -89,6 +91,11 @@ extern "C" __attribute__((visibility("default"))) int parwidth_python(const char
     }
     if (strcmp(op, "sweep") == 0) {
       blas_sweep(args && *args ? args : "after a Python import");
+      rc = 0;
+      return;
+    }
+    if (strcmp(op, "torch_compile") == 0) {
+      pw::rt::omp_count_guarded_from(args && *args ? args : "torch._dynamo imported");
       rc = 0;
       return;
     }

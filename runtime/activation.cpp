@@ -9,6 +9,7 @@
 
 #include "core/cache.h"
 #include "core/log.h"
+#include "governor/pools_omp.h"
 #include "governor/process_share.h"
 #include "governor/setting.h"
 #include "runtime/monitor.h"
@@ -231,6 +232,18 @@ bool governing() {
 
 int omp_cap() {
   return g ? g->omp_cap.load(std::memory_order_relaxed) : 0;
+}
+
+bool omp_count_guarded() {
+  return g && g->omp_count_guarded.load(std::memory_order_relaxed);
+}
+
+void omp_count_guarded_from(const char* by) {
+  if (!g || g->state.load(std::memory_order_acquire) != kActive) return;
+  if (g->omp_count_guarded.exchange(true, std::memory_order_relaxed)) return;
+  const gov::OmpTeamResize r = gov::omp_team_resize(true, true);
+  framework_note("torch", "thread count across plan changes", "kept", false,
+                 std::string(r.why ? r.why : "") + " (" + (by ? by : "") + ")");
 }
 
 // The monitor's cap change (monitor::Setup::omp_cap_set), on its thread.

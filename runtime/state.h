@@ -63,6 +63,9 @@ struct Runtime {
   // the owner's applier (plan_apply), so they change in the owner's order.
   std::atomic<int> omp_cap{0};
   std::atomic<unsigned> omp_gen{1};
+  // torch.compile's tracer is imported: torch's thread count is guarded by
+  // compiled code (governor/pools_omp's omp_team_resize).
+  std::atomic<bool> omp_count_guarded{false};
   // The owner's generation, mirrored for the per-call check of Python sessions.
   std::atomic<unsigned> generation{0};
   bool forked_child = false;

@@ -6,9 +6,10 @@
 # program sees its own environment; (2) runs the sitecustomize this file
 # shadows, if there is one; (3) only if libparwidth.so is loaded in this
 # process: before each import (and after each ctypes.CDLL), lets parwidth cap
-# the BLAS libraries that earlier imports loaded, and wraps ONNX Runtime's InferenceSession creation so that
-# the session gets the plan (hooks/README.md says why ORT needs Python-level
-# code). Without libparwidth.so it does nothing else. Any failure here leaves
+# the BLAS libraries that earlier imports loaded, tells it when torch.compile's
+# tracer is imported (it guards compiled code on torch's thread count), and
+# wraps ONNX Runtime's InferenceSession creation so that the session gets the
+# plan (hooks/README.md says why ORT needs Python-level code). Without libparwidth.so it does nothing else. Any failure here leaves
 # the program as it would have been.
 
 
@@ -187,6 +188,10 @@ def _parwidth_start():
             if state["busy"]:
                 return None
             sweep("before import " + fullname)
+            if fullname == "torch._dynamo":
+                # torch.compile's tracer guards compiled code on torch's
+                # thread count: parwidth stops resizing teams that have one.
+                sweep("import torch._dynamo", op=b"torch_compile")
             if fullname != ort_module:
                 return None
             for finder in sys.meta_path:

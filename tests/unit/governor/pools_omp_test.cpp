@@ -1,5 +1,6 @@
 // Whose binding the OpenMP runtimes' threads follow, and what parwidth does
-// about libomp's own (governor/pools_omp.h; hooks/omp.cpp and pthread.cpp ask).
+// about libomp's own, and when a thread takes a new team size
+// (governor/pools_omp.h; hooks/omp.cpp and pthread.cpp ask).
 #include "governor/pools_omp.h"
 
 #include <gtest/gtest.h>
@@ -134,6 +135,31 @@ TEST(OmpThreadLeft, Table) {
       EXPECT_NE(std::string(t.why ? t.why : "").find(c.why), std::string::npos) << c.what;
     } else {
       EXPECT_EQ(t.why, nullptr) << c.what;
+    }
+  }
+}
+
+TEST(OmpTeamResize, Table) {
+  struct Case {
+    const char* what;
+    bool set_before;
+    bool count_guarded;
+    bool apply;
+  };
+  const Case kCases[] = {
+      {"a thread's first size: applied", false, false, true},
+      {"a thread's first size with torch.compile loaded: applied", false, true, true},
+      {"a later plan or cap: applied", true, false, true},
+      {"a later plan or cap with torch.compile loaded: kept", true, true, false},
+  };
+  for (const Case& c : kCases) {
+    const OmpTeamResize r = omp_team_resize(c.set_before, c.count_guarded);
+    EXPECT_EQ(r.apply, c.apply) << c.what;
+    if (c.apply) {
+      EXPECT_EQ(r.why, nullptr) << c.what;
+    } else {
+      EXPECT_NE(std::string(r.why ? r.why : "").find("torch.compile"), std::string::npos)
+          << c.what;
     }
   }
 }
