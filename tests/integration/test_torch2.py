@@ -10,9 +10,9 @@ and where they last ran, the OpenMP runtimes and BLAS libraries mapped, and
 the numbers to compare with the bare run. Debian's torch 1.13 (test_torch.py,
 .venv/torch) is the older version.
 
-Tests marked xfail(strict=True) need issue 37's item 1 (one budget for all
-of a process's pools, idle pools waiting passively); they flip to failures
-("XPASS(strict)") when it lands, and then lose the mark.
+A test marked xfail(strict=True) is a known limitation (its reason says
+which); it turns into a failure ("XPASS(strict)") when the limitation is
+gone, and then loses the mark.
 
 Run with the torch 2 environment (scripts/bootstrap makes it):
     PW_BUILD=build .venv/torch2/bin/python -m pytest tests/integration/test_torch2.py

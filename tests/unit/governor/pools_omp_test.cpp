@@ -158,8 +158,7 @@ TEST(OmpTeamResize, Table) {
     if (c.apply) {
       EXPECT_EQ(r.why, nullptr) << c.what;
     } else {
-      EXPECT_NE(std::string(r.why ? r.why : "").find("torch.compile"), std::string::npos)
-          << c.what;
+      EXPECT_NE(std::string(r.why ? r.why : "").find("torch.compile"), std::string::npos) << c.what;
     }
   }
 }
