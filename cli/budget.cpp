@@ -1,3 +1,4 @@
+// cli/budget: planning a command's process as the preload would (cli/budget.h).
 #include "cli/budget.h"
 
 #include <vector>

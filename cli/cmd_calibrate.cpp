@@ -34,7 +34,6 @@ std::string core_list(const topo::Budget& b) {
   return topo::cpulist_format(cpus);
 }
 
-// Runs the helper ungoverned (no preload in its environment) and collects stdout.
 // What the helper measures of sockets and SMT: the first socket's cores (one
 // CPU each), a CPU of a core on another socket, a sibling of the first core;
 // "-" for what the budget does not have.
@@ -58,6 +57,7 @@ Extra extra_of(const topo::Budget& b) {
   return e;
 }
 
+// Runs the helper ungoverned (no preload in its environment) and collects stdout.
 bool helper_run(int max_team, const std::string& cores, const Extra& extra, std::string* out,
                 std::string* why) {
   const std::string path = calibration_helper_path();

@@ -86,8 +86,8 @@ int pw_cmd_run(int argc, char** argv) {
   namespace cl = pw::cli;
   std::vector<cl::Option> opts = {cl::text("--lib", &lib),
                                   cl::flag("--no-calibrate", &no_calibrate)};
-  // These set the PARWIDTH_* variable of the same name (checked by the preload as it reads
-  // them, with a warning, like the variable itself).
+  // These set the PARWIDTH_* variable of the same name; their values are checked below with
+  // the preload's own parser.
   for (const char* var : {"PARWIDTH_POOLS", "PARWIDTH_INTRA", "PARWIDTH_MODEL", "PARWIDTH_REPORT",
                           "PARWIDTH_MODE", "PARWIDTH_CPUS", "PARWIDTH_PIN", "PARWIDTH_VERBOSE"}) {
     std::string flag = "--" + std::string(var + 9);

@@ -2,9 +2,10 @@
 // predicted plan of cmd's graph by successive halving within a time budget, and store the
 // best as the graph's measured plan on this budget (governor/plan_store, core/cache).
 //
-// Every run goes through the preload with PARWIDTH_POOLS / PARWIDTH_INTRA, like `parwidth
-// sweep`'s grid, and the time metric is sweep's (wall seconds, or --metric). Runs are
-// interleaved: repeat r of every surviving candidate before repeat r + 1.
+// Every measured run goes through the preload with PARWIDTH_POOLS / PARWIDTH_INTRA, like
+// `parwidth sweep`'s grid (the first run, not counted, learns the graph and the predicted
+// plan), and the time metric is sweep's (wall seconds, or --metric). Runs are interleaved:
+// repeat r of every surviving candidate before repeat r + 1.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -110,8 +111,8 @@ std::vector<Candidate> candidates_around(int p0, int t0, int cores,
   p0 = std::clamp(p0, 1, cores);
   t0 = std::clamp(t0, 1, std::max(1, most / p0));
   add(p0, t0);
-  // Neighbours: one more or less, half and twice, of each; and the pools filling
-  // the cores without oversubscribing.
+  // Neighbours: one more or less, half and twice, of each; and for each of those pool
+  // counts, the intra that fills the cores without oversubscribing.
   for (int p : {p0, p0 - 1, p0 + 1, p0 / 2, p0 * 2}) {
     for (int t : {t0, t0 - 1, t0 + 1, t0 / 2, t0 * 2}) add(p, t);
     if (p >= 1) add(p, cores / p);

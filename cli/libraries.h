@@ -16,8 +16,8 @@ struct OptionalLibrary {
   std::string path;  // where the loader found it, or why not
 };
 
-// Tries to dlopen each (RTLD_LAZY | RTLD_LOCAL, closed again) the way the
-// preload would, without initialising any of them.
+// Tries to dlopen each by the soname the preload opens (RTLD_LAZY | RTLD_LOCAL,
+// closed again; the preload binds RTLD_NOW), calling none of its functions.
 std::vector<OptionalLibrary> optional_libraries_probe();
 
 }  // namespace pw::cli

@@ -5,11 +5,12 @@
 
 namespace pw::cli {
 
-// `given` if not empty, else $PARWIDTH_LIB, else the one layout rule: the
-// preload is PW_LIB_FROM_BIN/libparwidth.so relative to the directory of this
-// program's real path (../lib/libparwidth.so: the build tree, `cmake
-// --install`, the .deb and the wheel's package directory). Resolved to a real
-// path; "" if none is readable.
+// `given` as it is (unchecked: the caller tests it) if not empty, else
+// $PARWIDTH_LIB, else the one layout rule: the preload is
+// PW_LIB_FROM_BIN/libparwidth.so relative to the directory of this program's
+// real path (../lib/libparwidth.so: the build tree, `cmake --install`, the
+// .deb and the wheel's package directory). The last two are resolved to a real
+// path; "" if not readable.
 std::string preload_library_find(const std::string& given);
 
 // Where the layout rule puts the preload for this program, not resolved.

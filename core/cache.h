@@ -1,11 +1,12 @@
 // core/cache: the per-user cache of calibrations and measured plans under
 // XDG_CACHE_HOME/parwidth, else ~/.cache/parwidth.
 //
-// Files are read with O_NOFOLLOW, must be regular files of this user and at
-// most a size cap; they are written atomically (a 0600 temporary file in the
-// same directory, O_EXCL|O_NOFOLLOW, then rename), so a reader sees a whole
-// old file or a whole new one, never a mix. The directory is made 0700 and
-// refused when it is a symlink or another user's. Failures are returned
+// Files are read with O_NOFOLLOW and must be regular files of at most a size
+// cap (their owner is not checked: the directory is under the user's own
+// XDG_CACHE_HOME or HOME); they are written atomically (a 0600 temporary file
+// in the same directory, O_EXCL|O_NOFOLLOW, then rename), so a reader sees a
+// whole old file or a whole new one, never a mix. Before a write the directory
+// is made 0700 and refused when it is a symlink or another user's. Failures are returned
 // (false, or a warning line), never thrown; only running out of memory throws
 // (std::bad_alloc, from the strings), which the runtime's callers catch.
 #pragma once

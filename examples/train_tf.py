@@ -66,9 +66,10 @@ def forward(v, x, blocks=2):
 
 
 # Wide-and-deep: TABLES embedding tables looked up with IDS ids each (mean
-# pooled), concatenated with dense features into an MLP (the deep part), plus a
-# linear model of the dense features (the wide part). The lookups and the
-# first layers are independent branches: a graph wider than the CNN's.
+# pooled), each through a small tower, concatenated with dense features into an
+# MLP (the deep part), plus a linear model of the dense features (the wide
+# part). The lookups and the towers are independent branches: a graph wider
+# than the CNN's.
 TABLES, VOCAB, EMB, IDS, DENSE = 6, 20000, 32, 8, 16
 
 

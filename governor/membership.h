@@ -2,9 +2,10 @@
 //
 // A process counts in the node registry only while it runs parallel work: its
 // pool threads or OpenMP teams have run and it keeps CPUs busy. A launcher
-// (the parent of ranks a launcher describes), a driver waiting for its child
-// or any idle process gives its share back after a while, and takes one
-// again as soon as its work resumes.
+// (the parent of ranks a launcher describes) leaves at once and never joins
+// again: its ranks divide the node themselves. A driver waiting for its child
+// or any idle process gives its share back after a while, and takes one again
+// as soon as its work resumes.
 //
 // How long "a while" is follows what each leave and join costs: two
 // re-divisions of the node for every member, and for a framework that sized

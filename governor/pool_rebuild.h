@@ -5,10 +5,12 @@
 // the node's division only by being rebuilt, where the framework allows it
 // (ORT's Python session, the way its own set_providers rebuilds it). A pool
 // larger than the share (re-pinned into it, its threads take turns on its
-// cores) or spinning while the node is shared is due once the session has
-// existed for a moment; a pool that could grow costs only this process some
-// speed, and is due once the plan has held for a while, so that a neighbour
-// that pauses and comes back does not make every session rebuild twice.
+// cores) or spinning while the node is shared is due once the session was
+// made (or last rebuilt) a second ago; a pool that could grow costs only this
+// process some speed, and is due once the session has seen the plan for a
+// while (since its first look at that plan, not since the plan came into
+// force), so that a neighbour that pauses and comes back does not make every
+// session rebuild twice.
 //
 // A due rebuild is made between runs, not on a request's path: when the
 // session's traffic pauses (no run in flight for a moment), on a thread of
@@ -48,7 +50,7 @@ struct RebuildInput {
 
 struct RebuildConfig {
   double shrink_gap_s = 1.0;  // at most one rebuild a second, shrinking
-  double grow_hold_s = 5.0;   // a larger pool only after the plan held this long
+  double grow_hold_s = 5.0;   // a larger pool only once the session has seen the plan this long
   // A pause this long with no run in flight is between two of the session's
   // bursts of traffic (or requests): a due rebuild is made then.
   double quiet_s = 0.2;

@@ -76,8 +76,8 @@ const std::set<std::string>& views() {
   return s;
 }
 
-// Control flow: what runs is in another function (the loop's body, the branches), which a
-// lone function graph does not hold, so its cost is unknown here.
+// Control flow: what runs is in another function (the loop's body, the branches), which
+// tf_reader.cpp never inlines, so its cost is unknown here.
 const std::set<std::string>& calls() {
   static const std::set<std::string> s = {"While", "StatelessWhile", "If", "StatelessIf"};
   return s;

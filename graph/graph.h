@@ -1,11 +1,11 @@
 // Public API of graph/: model-graph readers (ONNX, TF GraphDef/SavedModel, JSON) and the
 // width statistics of docs/design.md ("The width statistics").
 //
-// Error contract: every function returns a Status and fills its out-parameters only on
-// kOk (on failure *err, when non-null, gets one line saying what went wrong). Nothing
-// throws across this API (std::bad_alloc is caught and becomes kNoMemory), nothing aborts,
-// nothing prints. Inputs are untrusted: any byte string yields a status, never a crash,
-// a hang or unbounded recursion.
+// Error contract: every function that can fail returns a Status and fills its
+// out-parameters only on kOk (on failure *err, when non-null, gets one line saying what went
+// wrong). Nothing throws across this API (std::bad_alloc is caught and becomes kNoMemory), nothing
+// aborts, nothing prints. Inputs are untrusted: any byte string yields a status, never a crash, a
+// hang or unbounded recursion.
 #pragma once
 
 #include <cstddef>
@@ -27,7 +27,7 @@ using Status = pw::Status;
 // to an eager context); only read when asked for, never guessed by kAuto.
 enum class Format { kAuto, kOnnx, kTfGraphDef, kTfSavedModel, kJson, kTfFunctionDef };
 
-// "onnx", "tf-graphdef", "tf-savedmodel", "json", "tf-functiondef"
+// "onnx", "tf-graphdef", "tf-savedmodel", "json", "tf-functiondef" ("auto" for kAuto)
 const char* format_name(Format f);
 // TensorFlow's op set and naming (GraphDef, SavedModel, FunctionDef).
 inline bool format_is_tf(Format f) {
@@ -175,7 +175,8 @@ InputShapes input_shapes_resized(const Graph& g, int64_t batch, int64_t hw);
 // folds small integer constants, and sets each node's flops and bytes (graph/README.md,
 // "Costs per operator"). Graph input shapes come from `given`, else from the file; an
 // unknown or symbolic dim of a graph input becomes 1, with a warning. An op it cannot
-// infer: one warning per op type; its outputs and all that depends on them stay unknown
+// infer: one warning per op type (none for TF's checkpoint, control and variable-update
+// ops); its outputs and all that depends on them stay unknown
 // (-1, never guessed) and it costs the documented default. Subgraphs are inferred too
 // (values from the enclosing graph unknown). Idempotent. Fails only with kNoMemory or
 // kInternal; warnings are appended to *warnings (may be null), never printed.
@@ -197,7 +198,7 @@ struct Stats {
   uint64_t avg_width = 1;           // W = max(1, floor(H / L)), 1 when H = 0
   uint64_t max_level_width = 0;     // most heavy nodes sharing one depth
   double weighted_parallelism = 1;  // total cost / most expensive path cost (1 when H = 0)
-  std::string costs = "unit";       // "flops" when every heavy node's FLOPs are known
+  std::string costs = "unit";       // "flops" when every heavy node's FLOPs are known and > 0
   // Over every node (heavy or not) whose flops are known: total work, the costliest path
   // (span) and their ratio; 1 when there is no work. known_flops_nodes counts the nodes
   // that had FLOPs (the others count 0 here).

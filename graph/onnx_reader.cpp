@@ -169,7 +169,8 @@ bool onnx_attr(std::string_view bytes, int depth, Attr* a, std::vector<std::stri
     *why = r.error();
     return false;
   }
-  // AttributeType: FLOAT 1, INT 2, STRING 3, TENSOR 4, GRAPH 5, FLOATS 6, INTS 7, STRINGS 8.
+  // AttributeType: FLOAT 1, INT 2, STRING 3, TENSOR 4, GRAPH 5, FLOATS 6, INTS 7, STRINGS 8,
+  // GRAPHS 10.
   // Old exporters omit the type; then the field that is present decides.
   using K = Attr::Kind;
   switch (type) {
@@ -392,7 +393,8 @@ void OnnxReader::classify(RawNode* rn, const Scope& scope) {
     if (n.inputs.empty() || !scope.is_const(n.inputs[0])) return;
   }
   n.heavy = true;
-  // FLOPs where shapes allow: 2 multiply-adds per output element per reduction element.
+  // FLOPs where the file's shapes allow: one multiply-add (2 FLOPs) per output element per
+  // reduction element.
   auto shape_of = [&](size_t i) -> const std::vector<int64_t>* {
     return i < n.inputs.size() ? scope.shape(n.inputs[i]) : nullptr;
   };

@@ -13,7 +13,8 @@ namespace pw::graph {
 constexpr size_t kMaxNodes = 4'000'000;  // nodes in one graph, after TF call inlining
 constexpr int kMaxInlineDepth = 16;      // nested TF function calls inlined
 
-// Each reader fills *out (nodes, preds, heavy, flops, subgraphs) or returns an error.
+// Each reader fills *out (nodes, preds, heavy, subgraphs; flops where the file gives them:
+// ONNX shapes, JSON "flops") or returns an error.
 Status onnx_read(std::string_view bytes, Graph* out, std::string* err);
 Status tf_graphdef_read(std::string_view bytes, Graph* out, std::string* err);
 Status tf_savedmodel_read(std::string_view bytes, Graph* out, std::string* err);

@@ -1,6 +1,7 @@
 // shapes_infer: walks a graph in topological order, applies the per-operator rules of
-// shapes_onnx.cpp / shapes_tf.cpp and the costs of costs.cpp. Iterative (no recursion over
-// nodes), O(nodes + edges) plus the bounded work of each rule.
+// shapes_onnx*.cpp / shapes_tf*.cpp and the costs of costs.cpp. Iterative (the one recursion,
+// update_shape's, stops at depth 12), O(nodes + edges) per pass plus the bounded work of each
+// rule; a lone FunctionDef takes up to 10 passes.
 #include <algorithm>
 #include <map>
 #include <new>
@@ -14,8 +15,9 @@ namespace {
 
 using shape::TI;
 
-// TF ops that have no shape meaning for costs (checkpointing, control, function calls whose
-// bodies are inlined next to them): no rule, and no warning either.
+// TF ops that have no shape meaning for costs (checkpointing, control, function calls: in
+// a GraphDef their bodies are inlined next to them, in a lone FunctionDef they are other
+// graphs): no rule, and no warning either.
 bool tf_quiet(const std::string& op) {
   static const std::set<std::string> s = {"NoOp",
                                           "SaveV2",
@@ -363,7 +365,9 @@ size_t tf_variables_learn(Graph* g, bool partial, Run* run) {
         node.op.rfind("ResourceScatter", 0) == 0 && node.op.rfind("ResourceScatterNd", 0) != 0;
     if (!assign && !apply && !scatter) continue;
     size_t value_k = assign ? 1 : scatter ? 2 : node.inputs.size();
-    if (apply)  // the last data input: the gradient (delta)
+    // The last data input: the gradient (delta) in most ResourceApply* ops, but a scalar
+    // hyperparameter in *Momentum (momentum) and *Ftrl* (lr_power).
+    if (apply)
       for (size_t k = 0; k < node.inputs.size(); ++k)
         if (!node.inputs[k].empty() && node.inputs[k][0] != '^') value_k = k;
     if (value_k >= node.inputs.size()) continue;

@@ -38,7 +38,8 @@ Status stats_one(const Graph& g, Stats* out, std::string* err) {
       for (uint32_t u : g.nodes[v].preds) succ[fill[u]++] = static_cast<uint32_t>(v);
   }
 
-  // Costs are FLOPs only if every heavy node has them; one unknown makes them all unit.
+  // Costs are FLOPs only if every heavy node has them (above 0); one unknown or zero makes
+  // them all unit.
   // One sequential pass over the (large) Node structs; the topological pass below then only
   // touches small flat arrays, which keeps 10^6-node graphs in cache-friendly territory.
   bool flops = true;

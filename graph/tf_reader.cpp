@@ -6,7 +6,7 @@
 // MetaGraphDef graph_def 2.
 //
 // Which graph runs (docs/design.md: the graph the session or runtime executes): the main
-// graph_def (of the first meta graph, for a SavedModel) with every PartitionedCall /
+// graph_def (for a SavedModel, of the first meta graph that has one) with every PartitionedCall /
 // StatefulPartitionedCall (attr f) and every direct call of a library function replaced by
 // the function's body, recursively, as TF's function inlining does before execution. A TF2
 // SavedModel's main graph holds little besides such calls. Each library function is also

@@ -15,8 +15,9 @@ namespace pw::hooks {
 //
 // Call it only where no library's constructor can be running on this thread
 // (after an import, from the main program's own code, after torch's init):
-// a library must not be called before its own initialisation is done. Takes
-// no guard: growing a pool creates threads that the pthread_create hook must
+// a library must not be called before its own initialisation is done. Holds
+// the hooks' guard only while it walks the loaded objects, not while it calls
+// a library: growing a pool creates threads that the pthread_create hook must
 // see. Cheap when nothing was loaded since the last sweep.
 void blas_sweep(const char* trigger);
 

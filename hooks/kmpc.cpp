@@ -16,6 +16,6 @@ extern "C" __attribute__((visibility("hidden"))) void* pw_kmpc_fork_teams_prehoo
     const void* caller_pc) {
   pw::hooks::omp_before_region(caller_pc);
   void* real = reinterpret_cast<void*>(PW_REAL_AT(__kmpc_fork_teams, caller_pc));
-  if (!real) PW_MISSING(__kmpc_fork_teams);  // the stub returns to the caller instead
+  if (!real) PW_MISSING(__kmpc_fork_teams);  // the stub traps (ud2), as for fork_call
   return real;
 }

@@ -7,8 +7,9 @@
 
 namespace pw::hooks {
 
-// With the plan in force. Takes no lock (atomic loads and the immutable plan):
-// cheap enough for the OpenMP and thread hooks.
+// With the plan in force: a copy of one snapshot (runtime/in_force.h; a short
+// lock and an allocation), so the OpenMP hooks ask once per plan generation,
+// not at every region.
 gov::PoolContext pool_context();
 
 // With `plan` instead: the plan for pools a framework makes once (rt::fixed_pools_plan).

@@ -12,8 +12,10 @@ struct dl_phdr_info;
 
 namespace pw::hooks {
 
-// One per hook. `global` is the definition found through RTLD_NEXT (the
-// global scope after us), bound once, in the constructor. When there is none,
+// One per hook. `global` is the definition in the global scope after us,
+// bound once: a bind_list.h slot in the constructor (RTLD_NEXT), a
+// call_list.h slot at its first use (the startup objects' symbol tables, no
+// loader call). When there is none,
 // the definition is looked up per calling object (reading the loaded objects'
 // symbol tables, no loader calls) and cached in one table for all slots,
 // keyed by (slot, calling object): an entry holds while no object has been

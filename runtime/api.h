@@ -91,8 +91,9 @@ void fixed_pool_made(const std::string& framework, const std::string& pool, int 
 
 // The process has begun to exit (the interpreter finalises, exit() runs): its
 // teardown is not work that needs a share of the node, so it never joins the
-// node registry again, and a member gives its share back at the monitor's next
-// sample. Callable from any thread, also before activation.
+// node registry again; a member keeps its share until it exits or its idle
+// hold runs out (its last work may still be finishing). Callable from any
+// thread, also before activation.
 void exit_begins();
 
 // The generation of the plan in force: it changes whenever what is in force

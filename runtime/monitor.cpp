@@ -91,7 +91,8 @@ std::vector<std::pair<long, cpu_set_t>> strays_of(const counters::Sample& s) {
 // their records) or the program's own (the main thread, threads it or its
 // interpreter started, threads from before activation): its busiest own
 // thread, and its event loop or else its next busiest. Own threads that ran
-// are looked at once a second for an event loop; the main thread, where a
+// are looked at every tenth sample (the detailed ones: once a second at the
+// default period) for an event loop; the main thread, where a
 // server's event loop usually runs, at every sample until it is found.
 void roles_of(const counters::Sample& s, gov::OversubSample* o) {
   std::vector<State::Demand>& prev = g->demand_prev;

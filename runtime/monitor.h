@@ -36,7 +36,7 @@ void start(const Setup& setup, int period_ms, double budget_cpus, int omp_cap);
 // sample on, the detector's advice says so. Callable from any thread, also
 // before start; kept across a fork.
 void fixed_pools_note();
-// Whether fixed_pools_note was called (in this process, since its fork).
+// Whether fixed_pools_note was called (in this process, or in its parent before a fork).
 bool fixed_pools_noted();
 // Whether a thread of the process was seen waiting for events (an event loop:
 // the process serves requests), since the monitor started.

@@ -60,7 +60,8 @@ struct Runtime {
   std::vector<int> process_mask;
   // The OpenMP cap in force and its generation, for the hooks that run before
   // every parallel region: mirrors of owner.current()->omp_cap, written only by
-  // the owner's applier (plan_apply), so they change in the owner's order.
+  // the owner's applier (plan_apply), so they change in the owner's order (and
+  // reset in a fork child, with the owner).
   std::atomic<int> omp_cap{0};
   std::atomic<unsigned> omp_gen{1};
   // torch.compile's tracer is imported: torch's thread count is guarded by

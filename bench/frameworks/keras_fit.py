@@ -4,12 +4,14 @@ remembered train step, against the width rule's plan, side by side in one run.
 
 tests/programs/keras_fit.py (four parallel Dense branches, model.fit) under parwidth.
 A first run, not timed, reads the train step's function graph and remembers it in a
-fresh cache; every later run starts from that memory. Configurations alternate, so that
+fresh cache; every later run starts from that memory (a second, not timed either, reads
+the plan and graph statistics it gives). Configurations alternate, so that
 drift on the machine hits them alike:
   costs   the plan parwidth makes from the remembered step (source "model" with an empty
           cache's built-in machine model, or "measured")
   width   the width rule's plan for the same graph (pools = min(W, max level width,
-          cores), intra = cores / pools), forced with PARWIDTH_POOLS / PARWIDTH_INTRA
+          cores), intra = cores / pools, cores here os.cpu_count()), forced with
+          PARWIDTH_POOLS / PARWIDTH_INTRA
   bare    no parwidth (TensorFlow's defaults), for scale
 Each run's figure is its median step time (the first 3 steps, tracing included, left
 out); the table shows min, median and max over --runs runs and each one's ratio to

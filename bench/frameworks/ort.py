@@ -8,8 +8,8 @@ random values), side by side in one run, configurations alternating:
   two processes    defaults (each takes every core)
   started together parwidth (no launcher: the node registry divides the cores,
                              and idle workers stop spinning)
-                   half     (each set by hand to half the cores:
-                             intra_op_num_threads = cores / 2)
+                   half     (each set by hand to half the CPUs:
+                             intra_op_num_threads = CPUs / 2)
 A run's figure is the median step time of the process (for two processes, the
 mean of the two medians); the table shows median, min and max over --runs runs
 and each configuration's ratio to parwidth's median.

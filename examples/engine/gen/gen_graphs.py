@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Graph generator for examples/engine: the project's JSON edge list with the engine's
 extensions (inputs with shapes, op attributes, constant tensors; examples/engine/README.md),
-plus each heavy node's output shape and FLOPs so `parwidth width` uses FLOP costs.
+plus every node's output shape and each heavy node's FLOPs so `parwidth width` uses FLOP
+costs.
 
     gen_graphs.py chain --convs 12 -o chain.json
     gen_graphs.py inception --modules 3 --branches 4 --depths 1,2,2,1 --channels 32,48,48,32 -o m.json
