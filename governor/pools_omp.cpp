@@ -44,6 +44,10 @@ OmpThreadLeft omp_thread_left(OmpBinding binding, bool libomp_own, OmpRuntime cr
   return t;
 }
 
+bool omp_team_reaches_mkl(const SettingDecision& team, bool mkl_user_set) {
+  return team.changes() && !mkl_user_set;
+}
+
 OmpTeamResize omp_team_resize(bool set_before, bool count_guarded) {
   OmpTeamResize r;
   if (set_before && count_guarded) {

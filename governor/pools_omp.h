@@ -76,13 +76,21 @@ OmpThreadLeft omp_thread_left(OmpBinding binding, bool libomp_own, OmpRuntime cr
 // count when it traces a function, fails the trace if the count changed
 // meanwhile ("Global num_threads state changed while dynamo tracing") and
 // recompiles every compiled function whose guard no longer holds. Once the
-// program has imported torch.compile's tracer (count_guarded), a thread
-// keeps the size it has; its threads still move with the share.
+// program has called torch.compile (count_guarded), a thread keeps the size
+// it has; its threads still move with the share.
 struct OmpTeamResize {
   bool apply = true;
   const char* why = nullptr;  // when not applied: the report's reason
 };
 // set_before: this thread has a team size from parwidth or the program.
 OmpTeamResize omp_team_resize(bool set_before, bool count_guarded);
+
+// Whether a team size applied to a thread is given to MKL's count for that
+// thread too. torch's at::set_num_threads sets both (omp_set_num_threads and
+// MKL_Set_Num_Threads_Local), and from then on MKL's GEMMs run with MKL's
+// count, whatever the thread's OpenMP one: without this a lowered cap or a
+// smaller share leaves MKL's teams at the old size. A count the user gave MKL
+// (MKL_NUM_THREADS) stands.
+bool omp_team_reaches_mkl(const SettingDecision& team, bool mkl_user_set);
 
 }  // namespace pw::gov

@@ -20,6 +20,8 @@ int omp_get_level(void);
 void kmp_set_defaults(const char* str);  // libomp's and libiomp5's extension
 int kmp_get_affinity_max_proc(void);     // likewise
 void kmp_set_blocktime(int msec);        // likewise: the calling thread's teams
+// MKL's count for the calling thread's calls (torch's at::set_num_threads sets it).
+int MKL_Set_Num_Threads_Local(int n);
 
 // libgomp's ABI (GCC's codegen for #pragma omp parallel); libomp implements it too.
 void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);

@@ -297,6 +297,11 @@ void blas_values(std::vector<rt::RuntimeValue>* out) {
   }
 }
 
+bool blas_user_called(const void* fn) {
+  const uintptr_t base = object_base_of(fn);
+  return base && !user_call_for(base).empty();
+}
+
 // The value a user's explicit set call (through our hook) passes on.
 int blas_user_set(const char* function, int n, const void* caller_pc, const void* real) {
   if (n <= 0 || !real) return n;

@@ -30,4 +30,8 @@ void blas_follow(int threads);
 // Every pool found so far with its count as the library's own getter reports it.
 void blas_values(std::vector<rt::RuntimeValue>* out);
 
+// Whether the program set the thread count of the library that defines `fn`
+// through one of its set calls (seen by the hooks below).
+bool blas_user_called(const void* fn);
+
 }  // namespace pw::hooks

@@ -19,6 +19,7 @@
 #include "governor/pin.h"
 #include "governor/pools_omp.h"
 #include "governor/pools_wait.h"
+#include "hooks/blas.h"
 #include "hooks/guard.h"
 #include "hooks/imports.h"
 #include "hooks/pools.h"
@@ -311,6 +312,16 @@ void omp_before_region(const void* caller_pc) {
   auto set = PW_REAL_AT(omp_set_num_threads, caller_pc);
   if (!set) return;
   if (d.changes()) set(d.value);
+  // MKL's count for this thread, where an MKL is loaded (torch's wheel links
+  // it into libtorch_cpu.so).
+  if (d.changes()) {
+    auto mkl = PW_REAL_AT(MKL_Set_Num_Threads_Local, caller_pc);
+    const char* mkl_env = getenv("MKL_NUM_THREADS");
+    if (mkl &&
+        gov::omp_team_reaches_mkl(
+            d, (mkl_env && *mkl_env) || blas_user_called(reinterpret_cast<const void*>(mkl))))
+      mkl(d.value);
+  }
   // LLVM's and Intel's runtimes: this thread's teams wait as governor/pools_wait
   // says (libgomp's wait was set in the environment at load).
   const long blocktime = g_blocktime.load(std::memory_order_relaxed);
@@ -389,13 +400,18 @@ PW_HOOK(void, omp_set_num_threads, (int n)) {
       pw::hooks::framework_sets_omp_threads(__builtin_return_address(0), &user);
       pw::hooks::t_user_set = user;
       // The program's own count, unless PARWIDTH_OVERRIDE=1 lowers it to the cap.
+      // A framework passing parwidth's count on (torch's at::set_num_threads
+      // at its init) is held to the cap in force now: the plan may have
+      // changed since the count was chosen. It also sets MKL's count for this
+      // thread after this call, from its own argument: the thread's next
+      // region applies the cap again, to both.
       pw::gov::PoolKnob team;
       team.role = pw::gov::PoolRole::kOmpTeam;
       team.kind = pw::gov::SettingKind::kCeiling;
       team.current = n;
-      team.user_set = true;
+      team.user_set = user;
       n = pw::gov::pool_knob_decide(pw::hooks::pool_context(), team).value;
-      pw::hooks::t_applied_gen = pw::rt::omp_generation();
+      pw::hooks::t_applied_gen = user ? pw::rt::omp_generation() : 0;
     }
   }
   real(n);

@@ -9,7 +9,7 @@
 //   op "ort_session"  args: "intra=N inter=N parallel=0|1 spin=-1|0|1 path=0|1",
 //                     data: the model's path or bytes        -> reply "intra=N inter=N ..."
 //   op "ort_used"     args: what the session used, as text   -> one report entry
-//   op "torch_compile" args: the trigger: torch.compile's tracer is imported
+//   op "torch_compile" args: the trigger: the program's first torch.compile
 //                     -> omp_count_guarded_from (team sizes kept from then on)
 //   op "exiting"      nothing: the interpreter has begun to finalise -> exit_begins
 //   op "generation"   nothing: returns the plan's generation (>= 0), a call per
@@ -95,7 +95,7 @@ extern "C" __attribute__((visibility("default"))) int parwidth_python(const char
       return;
     }
     if (strcmp(op, "torch_compile") == 0) {
-      pw::rt::omp_count_guarded_from(args && *args ? args : "torch._dynamo imported");
+      pw::rt::omp_count_guarded_from(args && *args ? args : "torch.compile");
       rc = 0;
       return;
     }

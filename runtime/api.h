@@ -53,9 +53,9 @@ bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus);
 // The OpenMP team cap in force (0 = none) and its generation (bumped when it changes).
 int omp_cap();
 unsigned omp_generation();
-// The program imported torch.compile's tracer (`by` names the trigger, for
-// the report): from now on a thread's OpenMP team size, which is torch's
-// thread count, is guarded by compiled code.
+// The program called torch.compile (`by` names the trigger, for the
+// report): from now on a thread's OpenMP team size, which is torch's thread
+// count, is guarded by compiled code.
 void omp_count_guarded_from(const char* by);
 bool omp_count_guarded();
 

@@ -64,7 +64,7 @@ struct Runtime {
   // reset in a fork child, with the owner).
   std::atomic<int> omp_cap{0};
   std::atomic<unsigned> omp_gen{1};
-  // torch.compile's tracer is imported: torch's thread count is guarded by
+  // The program called torch.compile: torch's thread count is guarded by
   // compiled code (governor/pools_omp's omp_team_resize).
   std::atomic<bool> omp_count_guarded{false};
   // The owner's generation, mirrored for the per-call check of Python sessions.

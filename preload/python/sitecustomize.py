@@ -6,8 +6,8 @@
 # program sees its own environment; (2) runs the sitecustomize this file
 # shadows, if there is one; (3) only if libparwidth.so is loaded in this
 # process: before each import (and after each ctypes.CDLL), lets parwidth cap
-# the BLAS libraries that earlier imports loaded, tells it when torch.compile's
-# tracer is imported (it guards compiled code on torch's thread count), and
+# the BLAS libraries that earlier imports loaded, tells it when the program
+# first calls torch.compile (compiled code guards torch's thread count), and
 # wraps ONNX Runtime's InferenceSession creation so that the session gets the
 # plan (hooks/README.md says why ORT needs Python-level code). Without libparwidth.so it does nothing else. Any failure here leaves
 # the program as it would have been.
@@ -182,17 +182,16 @@ def _parwidth_start():
     class _BeforeImport(importlib.abc.MetaPathFinder):
         """Sweeps what earlier imports loaded, then lets the usual finders
         find the module (its loader untouched), except ORT's session module,
-        whose loader also wraps InferenceSession once the module ran."""
+        whose loader also wraps InferenceSession once the module ran, and
+        torch._dynamo, whose optimize (torch.compile's way in) it wraps."""
 
         def find_spec(self, fullname, path=None, target=None):
             if state["busy"]:
                 return None
             sweep("before import " + fullname)
-            if fullname == "torch._dynamo":
-                # torch.compile's tracer guards compiled code on torch's
-                # thread count: parwidth stops resizing teams that have one.
-                sweep("import torch._dynamo", op=b"torch_compile")
-            if fullname != ort_module:
+            after = {ort_module: lambda m: _wrap_ort(m, call, generation, session_made),
+                     "torch._dynamo": lambda m: _wrap_dynamo(m, sweep)}.get(fullname)
+            if after is None:
                 return None
             for finder in sys.meta_path:
                 if finder is self or not hasattr(finder, "find_spec"):
@@ -208,10 +207,10 @@ def _parwidth_start():
                     return spec
                 original = loader.exec_module
 
-                def exec_module(module, original=original):
+                def exec_module(module, original=original, after=after):
                     original(module)
                     try:
-                        _wrap_ort(module, call, generation, session_made)
+                        after(module)
                     except Exception:
                         pass
 
@@ -232,6 +231,30 @@ def _parwidth_start():
         ctypes.CDLL.__init__ = _cdll_init
     except Exception:
         pass
+
+
+def _wrap_dynamo(module, sweep):
+    """torch.compile (and nn.Module.compile) compile through
+    torch._dynamo.optimize: the first call tells parwidth that compiled code
+    will guard torch's thread count, before any function is traced.
+    Importing torch._dynamo is not enough (transformers imports it, and
+    torch._inductor, without compiling anything)."""
+    import functools
+
+    original = getattr(module, "optimize", None)
+    if not callable(original) or getattr(original, "_parwidth", False):
+        return
+    told = []
+
+    @functools.wraps(original)
+    def optimize(*a, **k):
+        if not told:
+            told.append(True)
+            sweep("torch.compile", op=b"torch_compile")
+        return original(*a, **k)
+
+    optimize._parwidth = True
+    module.optimize = optimize
 
 
 def _wrap_ort(module, call, generation, session_made):

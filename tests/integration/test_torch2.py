@@ -240,6 +240,56 @@ def test_compiled_kernels_follow_a_share_narrowed_after_compiling(tmp_path, tmp_
                  1e-6)
 
 
+COUNTS = r"""
+import ctypes, json, os, sys, time, torch
+mkl = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
+a = torch.randn(256, 256)
+print("ready", flush=True)
+last = None
+while not os.path.exists(sys.argv[1]):
+    a = torch.tanh(a @ a) / 16
+    last = [torch.get_num_threads(), mkl.mkl_get_max_threads(), len(os.sched_getaffinity(0))]
+print(json.dumps(last), flush=True)
+"""
+
+
+@pytest.mark.skipif(len(FULL) < 2, reason="needs at least 2 CPUs")
+@pytest.mark.parametrize("first", [True, False], ids=["shrunk-later", "joins-second"])
+def test_torch_and_mkl_counts_follow_the_nodes_division(tmp_path, first):
+    # torch 2.x's at::set_num_threads sets the OpenMP count and MKL's count
+    # for the thread (MKL_Set_Num_Threads_Local); MKL's GEMMs then run with
+    # MKL's. Whether the process was alone when torch started and shrank
+    # later, or joined second while torch was starting: in its one-core
+    # share, torch's count and MKL's are 1.
+    from test_multiproc import finish, start_spin
+
+    node = tmp_path / "node"
+    stop = tmp_path / "stop"
+    spin = spin_program(tmp_path)
+    other = None if first else start_spin(spin, node, tmp_path / "spin.json", n=len(FULL))
+    env = clean_env(LD_PRELOAD=LIB, PARWIDTH_NODE_DIR=node, PARWIDTH_MONITOR_MS=50)
+    p = subprocess.Popen([sys.executable, "-c", COUNTS, str(stop)], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready", p.stderr.read()[-3000:]
+        if first:
+            other = start_spin(spin, node, tmp_path / "spin.json", n=len(FULL))
+        deadline = time.monotonic() + 60
+        while len(os.sched_getaffinity(p.pid)) != 1:
+            assert time.monotonic() < deadline, "the share never shrank to one core"
+            time.sleep(0.05)
+        time.sleep(1.0)  # a few regions in the new share
+        stop.touch()
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        if other is not None:
+            finish(other)
+    assert p.returncode == 0, err[-3000:]
+    assert json.loads(out.splitlines()[-1]) == [1, 1, 1], out
+
+
 def test_compile_survives_a_change_of_the_nodes_division(tmp_path):
     # The node's division changes while torch.compile runs (another governed
     # process leaves during the compile): the program must not break. A
@@ -291,6 +341,10 @@ def test_transformers_bert_pools_found_capped_and_results_equal(tmp_path, tmp_pa
     # already has one thread per core.
     opts = {"INTRA": intra} if intra else {}
     out, _, report = probe(tmp_path, "bert", MONITOR="off", **opts)
+    # transformers imports torch._dynamo and torch._inductor without
+    # compiling: torch's count still follows the plan as it changes.
+    assert not [f for f in report["frameworks"]
+                if f["setting"] == "thread count across plan changes"], report["frameworks"]
     threads = report["plan"]["threads"]
     assert out["view"]["num_threads"] == threads
     # Every BLAS pool in the process (numpy's OpenBLAS, scipy's own,

@@ -163,5 +163,28 @@ TEST(OmpTeamResize, Table) {
   }
 }
 
+TEST(OmpTeamReachesMkl, Table) {
+  struct Case {
+    const char* what;
+    SettingVerdict team;
+    bool mkl_user_set;
+    bool reaches;
+  };
+  const Case kCases[] = {
+      {"the cap applied to the thread: MKL's count follows", SettingVerdict::kApply, false, true},
+      {"the user's count replaced (PARWIDTH_OVERRIDE=1): MKL's follows", SettingVerdict::kReplace,
+       false, true},
+      {"MKL_NUM_THREADS set: MKL's count stands", SettingVerdict::kApply, true, false},
+      {"the thread's count is the program's: nothing changes", SettingVerdict::kKeep, false, false},
+      {"no plan: nothing changes", SettingVerdict::kNoPlan, false, false},
+  };
+  for (const Case& c : kCases) {
+    SettingDecision d;
+    d.verdict = c.team;
+    d.value = 1;
+    EXPECT_EQ(omp_team_reaches_mkl(d, c.mkl_user_set), c.reaches) << c.what;
+  }
+}
+
 }  // namespace
 }  // namespace pw::gov
