@@ -1,7 +1,7 @@
 // governor/pools_wait: how a pool's idle threads wait, so that the pools of one
 // process that take turns on the same cores, and the pools of neighbours on
 // shared cores, do not keep CPUs busy while another pool works. Pure:
-// runtime/lifecycle.cpp, hooks/omp.cpp and hooks/tf.cpp gather the facts and apply.
+// runtime/waits.cpp, hooks/omp.cpp and hooks/tf.cpp gather the facts and apply.
 //
 // Each runtime lets its idle workers spin before they sleep, for its own
 // reasons (a region, a product or an operator that comes right after the last

@@ -1,9 +1,11 @@
 // hooks/omp: OpenMP team caps. Each thread's nthreads ICV is set to the plan's
 // threads per pool before its first parallel region (and again when the cap
-// changes), as if OMP_NUM_THREADS had been set for it: the default team size
-// and what omp_get_max_threads reports stay consistent, and an explicit
-// num_threads clause is left to the programmer. Works whether the runtime
-// read its environment before our constructor (linked in) or not (dlopen'ed).
+// changes, unless the program compiles with torch.compile: governor/pools_omp's
+// omp_team_resize), as if OMP_NUM_THREADS had been set for it: the default
+// team size and what omp_get_max_threads reports stay consistent, and an
+// explicit num_threads clause is left to the programmer. Where an MKL is
+// loaded, the thread's MKL count follows the same value (omp_team_reaches_mkl). Works whether the
+// runtime read its environment before our constructor (linked in) or not (dlopen'ed).
 #include "hooks/omp.h"
 
 #include <dlfcn.h>
