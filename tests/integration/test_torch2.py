@@ -259,8 +259,9 @@ def test_torch_and_mkl_counts_follow_the_nodes_division(tmp_path, first):
     # torch 2.x's at::set_num_threads sets the OpenMP count and MKL's count
     # for the thread (MKL_Set_Num_Threads_Local); MKL's GEMMs then run with
     # MKL's. Whether the process was alone when torch started and shrank
-    # later, or joined second while torch was starting: in its one-core
-    # share, torch's count and MKL's are 1.
+    # later, or joined second while torch was starting: in its smaller share
+    # (one core of two; half the cores on a larger machine), torch's count
+    # and MKL's agree and fit it (read at the same moment as the share).
     from test_multiproc import finish, start_spin
 
     node = tmp_path / "node"
@@ -275,8 +276,8 @@ def test_torch_and_mkl_counts_follow_the_nodes_division(tmp_path, first):
         if first:
             other = start_spin(spin, node, tmp_path / "spin.json", n=len(FULL))
         deadline = time.monotonic() + 60
-        while len(os.sched_getaffinity(p.pid)) != 1:
-            assert time.monotonic() < deadline, "the share never shrank to one core"
+        while len(os.sched_getaffinity(p.pid)) == len(FULL):
+            assert time.monotonic() < deadline, "the share never shrank"
             time.sleep(0.05)
         time.sleep(1.0)  # a few regions in the new share
         stop.touch()
@@ -287,7 +288,9 @@ def test_torch_and_mkl_counts_follow_the_nodes_division(tmp_path, first):
         if other is not None:
             finish(other)
     assert p.returncode == 0, err[-3000:]
-    assert json.loads(out.splitlines()[-1]) == [1, 1, 1], out
+    torch_count, mkl_count, cpus = json.loads(out.splitlines()[-1])
+    assert cpus < len(FULL), out
+    assert torch_count == mkl_count <= cpus, out
 
 
 def test_compile_survives_a_change_of_the_nodes_division(tmp_path):
