@@ -177,6 +177,10 @@ def _parwidth_start():
         finally:
             state["busy"] = False
 
+    # The modules whose loader is wrapped: what runs once each has run.
+    wrap_after = {ort_module: lambda m: _wrap_ort(m, call, generation, session_made),
+                  "torch._dynamo": lambda m: _wrap_dynamo(m, sweep)}
+
     import importlib.abc
 
     class _BeforeImport(importlib.abc.MetaPathFinder):
@@ -189,8 +193,7 @@ def _parwidth_start():
             if state["busy"]:
                 return None
             sweep("before import " + fullname)
-            after = {ort_module: lambda m: _wrap_ort(m, call, generation, session_made),
-                     "torch._dynamo": lambda m: _wrap_dynamo(m, sweep)}.get(fullname)
+            after = wrap_after.get(fullname)
             if after is None:
                 return None
             for finder in sys.meta_path:
