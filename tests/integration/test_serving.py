@@ -26,21 +26,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_core import FULL, LIB, ROOT, clean_env, load  # noqa: E402
-from test_multiproc import TOGGLE_C, poll  # noqa: E402
+from test_multiproc import poll, toggle  # noqa: E402,F401 (toggle: a fixture)
 
 TORCH_PY = ROOT / ".venv" / "torch" / "bin" / "python"
 SERVER = ROOT / "bench" / "serving" / "server.py"
 
 needs_two_cpus = pytest.mark.skipif(len(FULL) < 2, reason="a node's division needs 2 CPUs")
-
-
-@pytest.fixture(scope="module")
-def toggle(tmp_path_factory):
-    d = tmp_path_factory.mktemp("toggle")
-    (d / "toggle.c").write_text(TOGGLE_C)
-    exe = d / "toggle"
-    subprocess.run(["gcc", "-O1", "-pthread", "-o", str(exe), str(d / "toggle.c")], check=True)
-    return exe
 
 
 def start(exe, reg, report, idle_ms, n=2):

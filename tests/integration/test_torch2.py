@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from test_core import FULL, LIB, ROOT, clean_env, cpu_list, load
+from test_multiproc import spin  # noqa: F401 (a fixture: the spinning neighbour, compiled once)
 
 torch = pytest.importorskip("torch")
 if int(torch.__version__.split(".")[0]) < 2:
@@ -189,17 +190,8 @@ def test_compiled_kernels_use_the_governed_team(tmp_path, tmp_path_factory, indu
     same_numbers(out["result"], bare(tmp_path_factory, "compile", env=env)["result"], 1e-6)
 
 
-def spin_program(tmp_path):
-    from test_multiproc import SPIN_C
-    spin = tmp_path / "spin"
-    (tmp_path / "spin.c").write_text(SPIN_C)
-    subprocess.run(["gcc", "-O1", "-pthread", "-o", str(spin), str(tmp_path / "spin.c")],
-                   check=True)
-    return spin
-
-
 def test_compiled_kernels_follow_a_share_narrowed_after_compiling(tmp_path, tmp_path_factory,
-                                                                  inductor_cache):
+                                                                  inductor_cache, spin):
     # Compiled while alone, with the user's torch.set_num_threads(all CPUs)
     # (kept: torch's count does not change, so dynamo does not recompile
     # and the kernel with its OpenMP region stays), then a second governed
@@ -217,7 +209,7 @@ def test_compiled_kernels_follow_a_share_narrowed_after_compiling(tmp_path, tmp_
     other = None
     try:
         assert p.stdout.readline().strip() == "compiled", p.stderr.read()[-3000:]
-        other = start_spin(spin_program(tmp_path), node, tmp_path / "spin.json", n=len(FULL))
+        other = start_spin(spin, node, tmp_path / "spin.json", n=len(FULL))
         deadline = time.monotonic() + 60
         while len(os.sched_getaffinity(p.pid)) == len(FULL):
             assert time.monotonic() < deadline, "the probe's share never shrank"
@@ -255,7 +247,7 @@ print(json.dumps(last), flush=True)
 
 @pytest.mark.skipif(len(FULL) < 2, reason="needs at least 2 CPUs")
 @pytest.mark.parametrize("first", [True, False], ids=["shrunk-later", "joins-second"])
-def test_torch_and_mkl_counts_follow_the_nodes_division(tmp_path, first):
+def test_torch_and_mkl_counts_follow_the_nodes_division(tmp_path, spin, first):
     # torch 2.x's at::set_num_threads sets the OpenMP count and MKL's count
     # for the thread (MKL_Set_Num_Threads_Local); MKL's GEMMs then run with
     # MKL's. Whether the process was alone when torch started and shrank
@@ -266,7 +258,6 @@ def test_torch_and_mkl_counts_follow_the_nodes_division(tmp_path, first):
 
     node = tmp_path / "node"
     stop = tmp_path / "stop"
-    spin = spin_program(tmp_path)
     other = None if first else start_spin(spin, node, tmp_path / "spin.json", n=len(FULL))
     env = clean_env(LD_PRELOAD=LIB, PARWIDTH_NODE_DIR=node, PARWIDTH_MONITOR_MS=50)
     p = subprocess.Popen([sys.executable, "-c", COUNTS, str(stop)], env=env,
@@ -293,7 +284,7 @@ def test_torch_and_mkl_counts_follow_the_nodes_division(tmp_path, first):
     assert torch_count == mkl_count <= cpus, out
 
 
-def test_compile_survives_a_change_of_the_nodes_division(tmp_path):
+def test_compile_survives_a_change_of_the_nodes_division(tmp_path, spin):
     # The node's division changes while torch.compile runs (another governed
     # process leaves during the compile): the program must not break. A
     # cache of its own: a cached kernel would make the compile too short.
@@ -306,7 +297,6 @@ def test_compile_survives_a_change_of_the_nodes_division(tmp_path):
                     TORCHINDUCTOR_CACHE_DIR=tmp_path / "inductor")
     p = subprocess.Popen([sys.executable, str(PROBE), "compile", "--compile-after", str(start)],
                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    spin = spin_program(tmp_path)
     other = None
     try:
         assert p.stdout.readline().strip() == "ready", p.stderr.read()[-3000:]
