@@ -44,7 +44,7 @@ struct MembershipConfig {
 struct MembershipInput {
   uint64_t t_ns = 0;      // the sample's time (any clock, used consistently)
   double busy_cpus = 0;   // (CPU time + run-queue wait) in the interval / its length
-  bool parallel = false;  // a pool thread or OpenMP team of this process has run
+  bool parallel = false;  // threads this process made (a pool, an OpenMP team) have worked
   bool launcher = false;  // it spawned ranks that a launcher describes
   // A framework is creating thread pools that it cannot resize later (an ONNX
   // Runtime session, a TensorFlow session or eager context): the process joins

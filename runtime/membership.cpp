@@ -304,7 +304,9 @@ void node_tick(uint64_t t_ns, double busy_cpus) {
     gov::MembershipInput in;
     in.t_ns = t_ns;
     in.busy_cpus = busy_cpus;
-    in.parallel = r->threads.any();  // a pool thread exists (or existed)
+    // Threads it made have run: a pool that exists and never worked (OpenBLAS's
+    // pool in a helper process that only imported numpy) does not make one.
+    in.parallel = monitor::threads_ran();
     in.launcher = r->launcher.load(std::memory_order_relaxed);
     in.announced = r->announced.exchange(false, std::memory_order_acq_rel);
     in.fixed_pools = monitor::fixed_pools_noted();

@@ -32,14 +32,18 @@ struct State {
   counters::PapiValues totals;
   // Each thread's run + wait at the last sample and its role (sampler thread only): a
   // pool's (1), the program's own (0), not known yet (-1); whether it was seen
-  // waiting for events (an event loop).
+  // waiting for events (an event loop); whether parwidth recorded its start (a
+  // thread made after activation, not the main thread).
   struct Demand {
     long tid;
     uint64_t total;
     int role;
     bool event_loop;
+    bool made;
   };
   std::vector<Demand> demand_prev, demand_now;
+  // Run + wait of the threads made after activation, summed until threads_ran holds.
+  uint64_t made_ran_ns = 0;
   std::atomic<bool> rebudget{false};
   std::atomic<double> rebudget_cpus{0};
   std::atomic<int> rebudget_cap{0};
@@ -56,7 +60,14 @@ alignas(State) unsigned char g_storage[sizeof(State)];
 State* g = nullptr;
 // fixed_pools_note: outside State, as hooks may note pools before monitor::start.
 std::atomic<bool> g_fixed_pools{false};
-std::atomic<bool> g_event_loop{false};  // event_loop_seen
+std::atomic<bool> g_event_loop{false};   // event_loop_seen
+std::atomic<bool> g_threads_ran{false};  // threads_ran
+
+// What the threads made after activation must have run (CPU or run-queue
+// time, all of them together) before the process counts as running parallel
+// work: a pool made at load that never worked (OpenBLAS's, made when numpy is
+// imported) runs well under a millisecond.
+constexpr uint64_t kThreadsRanNs = 20 * 1000 * 1000;
 
 bool assigned_set(const gov::ThreadRecord& r, const gov::Plan& plan, cpu_set_t* set) {
   CPU_ZERO(set);
@@ -103,21 +114,28 @@ void roles_of(const counters::Sample& s, gov::OversubSample* o) {
   size_t i = 0;
   for (size_t j = 0; j < s.n_thread; ++j) {
     const counters::ThreadStat& t = s.thread[j];
-    State::Demand d{t.tid, t.run_ns + t.wait_ns, -1, false};
+    State::Demand d{t.tid, t.run_ns + t.wait_ns, -1, false, false};
     while (i < prev.size() && prev[i].tid < t.tid) ++i;
     const bool seen = i < prev.size() && prev[i].tid == t.tid;
     if (seen) {
       d.role = prev[i].role;
       d.event_loop = prev[i].event_loop;
+      d.made = prev[i].made;
     }
     if (d.role < 0) {
       gov::ThreadRecord rec;
-      if (t.tid == pid)
+      if (t.tid == pid) {
         d.role = 0;
-      else if (g->setup.threads->find(t.tid, &rec))
+      } else if (g->setup.threads->find(t.tid, &rec)) {
         d.role = gov::thread_is_pool(rec.creator) ? 1 : 0;
+        d.made = true;
+      }
     }
     const uint64_t ran = seen ? (d.total > prev[i].total ? d.total - prev[i].total : 0) : d.total;
+    if (d.made && !g_threads_ran.load(std::memory_order_relaxed)) {
+      g->made_ran_ns += ran;
+      if (g->made_ran_ns >= kThreadsRanNs) g_threads_ran.store(true, std::memory_order_relaxed);
+    }
     if (d.role != 1 && !d.event_loop && ((s.detail && ran > 0) || t.tid == pid)) {
       bool waits = false;
       if (counters::thread_waits_for_events(static_cast<pid_t>(t.tid), &waits) ==
@@ -149,6 +167,9 @@ void roles_of(const counters::Sample& s, gov::OversubSample* o) {
 
 void on_sample(const counters::Sample& s, void*) {
   if (g->t0 == 0) g->t0 = s.t_ns - s.dt_ns;
+  gov::OversubSample o;
+  // Roles first: membership (the tick) asks whether the process's own threads have run.
+  if (!rt::fail_open("monitor-roles", [&] { roles_of(s, &o); })) o.have_roles = false;
   if (g->setup.tick)
     g->setup.tick(s.t_ns - g->t0, s.dt_ns ? static_cast<double>(s.cpu_time_ns + s.runq_wait_ns) /
                                                 static_cast<double>(s.dt_ns)
@@ -156,7 +177,6 @@ void on_sample(const counters::Sample& s, void*) {
   if (g->rebudget.exchange(false))
     g->detector.rebudget(g->rebudget_cpus.load(), g->rebudget_cap.load());
   g->detector.fixed_pools_set(g_fixed_pools.load(std::memory_order_relaxed));
-  gov::OversubSample o;
   o.t_ns = s.t_ns - g->t0;
   o.dt_ns = s.dt_ns;
   o.runq_wait_ns = s.runq_wait_ns;
@@ -184,7 +204,6 @@ void on_sample(const counters::Sample& s, void*) {
   o.instructions = s.papi.instructions;
   o.stall_cycles = s.papi.stall_cycles;
   o.cache_misses = s.papi.cache_misses;
-  if (!rt::fail_open("monitor-roles", [&] { roles_of(s, &o); })) o.have_roles = false;
   std::vector<std::pair<long, cpu_set_t>> strays;
   if (s.detail) {
     rt::fail_open("monitor-strays", [&] { strays = strays_of(s); });
@@ -266,6 +285,10 @@ bool event_loop_seen() {
   return g_event_loop.load(std::memory_order_relaxed);
 }
 
+bool threads_ran() {
+  return g_threads_ran.load(std::memory_order_relaxed);
+}
+
 void pause_sampler() {
   if (!g || !g->started) return;
   std::lock_guard<std::mutex> lock(g->life);
@@ -315,7 +338,9 @@ void reset_after_fork() {
   g->t0 = 0;
   new (&g->kept) std::vector<std::pair<long, cpu_set_t>>();
   new (&g->demand_prev) std::vector<State::Demand>();
-  g_event_loop.store(false);  // the child's threads are looked at afresh
+  g_event_loop.store(false);   // the child's threads are looked at afresh
+  g_threads_ran.store(false);  // and its own threads have not run yet
+  g->made_ran_ns = 0;
   new (&g->demand_now) std::vector<State::Demand>();
   g->totals = counters::PapiValues{};
 }

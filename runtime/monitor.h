@@ -41,6 +41,10 @@ bool fixed_pools_noted();
 // Whether a thread of the process was seen waiting for events (an event loop:
 // the process serves requests), since the monitor started.
 bool event_loop_seen();
+// Whether the threads the process made after activation (its pools', its
+// own) have run at all: together 20 ms of CPU or run-queue time, since the
+// monitor started. A pool made at load and never used does not count.
+bool threads_ran();
 // The budget changed (node registry): the detector judges against budget_cpus and restarts its
 // team cap at omp_cap. Applied before the next sample is judged; callable from any thread.
 void rebudget(double budget_cpus, int omp_cap);

@@ -239,6 +239,89 @@ def toggle(tmp_path_factory):
     return exe
 
 
+# Threads that wait until stdin says "work" (a pool made at load and never used: OpenBLAS's
+# when a helper imports numpy), beside a main thread that computes on its own all along.
+LATENT_C = r"""
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int go;
+static atomic_int stop;
+static void* pool(void* arg) {
+  pthread_mutex_lock(&mu);
+  while (!go) pthread_cond_wait(&cv, &mu);
+  pthread_mutex_unlock(&mu);
+  volatile unsigned long x = 0;
+  while (!atomic_load(&stop)) for (int i = 0; i < 100000; ++i) x += i;
+  return arg;
+}
+static void* reader(void* arg) {
+  char line[64];
+  while (fgets(line, sizeof line, stdin)) {
+    if (strncmp(line, "work", 4) == 0) {
+      pthread_mutex_lock(&mu);
+      go = 1;
+      pthread_cond_broadcast(&cv);
+      pthread_mutex_unlock(&mu);
+    }
+  }
+  atomic_store(&stop, 1);
+  pthread_mutex_lock(&mu);
+  go = 1;
+  pthread_cond_broadcast(&cv);
+  pthread_mutex_unlock(&mu);
+  return arg;
+}
+int main(int argc, char** argv) {
+  int n = argc > 1 ? atoi(argv[1]) : 2;
+  pthread_t t[64], r;
+  for (int i = 0; i < n && i < 64; ++i) pthread_create(&t[i], 0, pool, 0);
+  pthread_create(&r, 0, reader, 0);
+  printf("ready\n");
+  fflush(stdout);
+  volatile unsigned long x = 0;
+  while (!atomic_load(&stop)) for (int i = 0; i < 100000; ++i) x += i;
+  for (int i = 0; i < n && i < 64; ++i) pthread_join(t[i], 0);
+  pthread_join(r, 0);
+  return 0;
+}
+"""
+
+
+def test_threads_that_never_worked_do_not_make_a_member(tmp_path):
+    """A process busy on its main thread alone, its other threads made and waiting (a pool
+    that was never used), does not take a share of the node, however long it computes; the
+    same process joins once those threads work."""
+    exe = tmp_path / "latent"
+    (tmp_path / "latent.c").write_text(LATENT_C)
+    subprocess.run(["gcc", "-O1", "-pthread", "-o", str(exe), str(tmp_path / "latent.c")],
+                   check=True)
+    reg = tmp_path / "reg"
+    p = start_spin(exe, reg, tmp_path / "r.json", n=2)
+    try:
+        # The main thread keeps a CPU busy (far above the 0.5 CPUs that count as demand)
+        # for 40 monitor periods, read from the process's own CPU time, not from a clock.
+        def cpu_s():
+            with open(f"/proc/{p.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        poll(lambda: cpu_s() >= 40 * 0.05, timeout=60, what="2 s of the main thread's CPU time")
+        assert os.listdir(reg) == [], os.listdir(reg)
+        p.stdin.write("work\n")
+        p.stdin.flush()
+        poll(lambda: [f.split(".")[0] for f in os.listdir(reg)] == [str(p.pid)],
+             what="the process to join once its threads work")
+    finally:
+        finish(p)
+    notes = [(f["value"], f["why"]) for f in load(tmp_path / "r.json")["frameworks"]
+             if f["name"] == "membership"]
+    assert notes and notes[0][0] == "joined" and "parallel work" in notes[0][1], notes
+
+
 @needs_two_cpus
 def test_idle_member_gives_its_share_back_and_rejoins(toggle, tmp_path):
     """An idle threaded process beside a busy one: the busy one gets every core once the
