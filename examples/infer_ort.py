@@ -37,16 +37,19 @@ def filled(path, out_path):
     return out_path
 
 
-def fixture_session(name, threads, batch, tmp):
+def fixture_session(name, threads, batch, tmp, spinning=None):
     """The fixture tests/fixtures/models/<name>.onnx, filled (in directory tmp), as a
-    program makes its session (intra_op_num_threads = threads; 0: ORT's default), and
-    the feed of one seeded input of `batch` items: (session, feed)."""
+    program makes its session (intra_op_num_threads = threads; 0: ORT's default;
+    spinning False: allow_spinning off), and the feed of one seeded input of `batch`
+    items: (session, feed)."""
     root = Path(__file__).resolve().parents[1]
     path = filled(str(root / "tests" / "fixtures" / "models" / (name + ".onnx")),
                   str(Path(tmp) / (name + ".onnx")))
     opts = ort.SessionOptions()
     if threads:
         opts.intra_op_num_threads = threads
+    if spinning is False:
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
     inp = sess.get_inputs()[0]
     shape = [batch if not isinstance(d, int) else d for d in inp.shape]

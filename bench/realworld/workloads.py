@@ -229,7 +229,7 @@ def preproc(a):
 
     def setup():
         rng = np.random.default_rng(0)
-        raw = rng.integers(0, 256, (a.steps or 16, 8, 3, 96, 96), dtype=np.uint8)
+        raw = rng.integers(0, 256, (a.steps or 48, 8, 3, 96, 96), dtype=np.uint8)
         q, _ = np.linalg.qr(rng.standard_normal((288, 288)))
         torch.manual_seed(0)
         model = torchvision.models.resnet18().eval()

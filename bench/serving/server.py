@@ -14,6 +14,8 @@ one fixed input per request. Runs in the framework's own environment:
 A few warm-up inferences run before the port opens, as servers do.
 --threads N sets the framework's threads by hand (torch.set_num_threads(N),
 ORT intra_op_num_threads = N); without it the framework's defaults stand.
+--no-spin turns ORT's allow_spinning off (torch's libgomp reads
+OMP_WAIT_POLICY from the environment the server is started with).
 GET /infer runs one inference, GET /health answers once the server listens.
 SIGTERM stops it the way uvicorn stops (graceful shutdown, then exit).
 
@@ -45,11 +47,11 @@ def torch_model(threads):
     return infer
 
 
-def ort_model(threads, tmp):
+def ort_model(threads, tmp, spinning):
     sys.path.insert(0, str(ROOT / "examples"))
     from infer_ort import fixture_session  # the fixture's weights, fixed random values
 
-    sess, feed = fixture_session("googlenet", threads, 1, tmp)
+    sess, feed = fixture_session("googlenet", threads, 1, tmp, spinning)
 
     def infer():
         return int(sess.run(None, feed)[0].argmax())
@@ -62,6 +64,7 @@ def main():
     ap.add_argument("--framework", required=True, choices=["torch", "ort"])
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--threads", type=int, default=0, help="the framework's threads, by hand")
+    ap.add_argument("--no-spin", action="store_true", help="ORT's allow_spinning off")
     ap.add_argument("--warmup", type=int, default=3)
     a = ap.parse_args()
 
@@ -69,7 +72,7 @@ def main():
     from fastapi import FastAPI
 
     with tempfile.TemporaryDirectory() as tmp:
-        infer = torch_model(a.threads) if a.framework == "torch" else ort_model(a.threads, tmp)
+        infer = torch_model(a.threads) if a.framework == "torch" else ort_model(a.threads, tmp, not a.no_spin)
         for _ in range(a.warmup):
             infer()
         app = FastAPI()
