@@ -67,7 +67,7 @@ std::atomic<bool> g_threads_ran{false};  // threads_ran
 // time, all of them together) before the process counts as running parallel
 // work: a pool made at load that never worked (OpenBLAS's, made when numpy is
 // imported) runs well under a millisecond.
-constexpr uint64_t kThreadsRanNs = 20 * 1000 * 1000;
+constexpr uint64_t kThreadsRanNs = 20ull * 1000 * 1000;
 
 bool assigned_set(const gov::ThreadRecord& r, const gov::Plan& plan, cpu_set_t* set) {
   CPU_ZERO(set);
