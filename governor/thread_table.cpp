@@ -149,11 +149,6 @@ std::vector<ThreadRecord> ThreadTable::live() const {
   return threads_;
 }
 
-bool ThreadTable::any() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return !threads_.empty() || ended_total_ > 0;
-}
-
 size_t ThreadTable::ended() const {
   std::lock_guard<std::mutex> lock(mu_);
   return ended_total_;

@@ -85,8 +85,6 @@ class ThreadTable {
   // Live threads in creation order, then the listed ended ones.
   std::vector<ThreadRecord> snapshot() const;
   std::vector<ThreadRecord> live() const;
-  // Whether any thread was ever recorded since the last reset.
-  bool any() const;
   // Ended threads in all, and those of them not listed.
   size_t ended() const;
   size_t ended_unlisted() const;
