@@ -1,5 +1,6 @@
 // governor/pool_rebuild: due at once when shrinking, once the plan has held when
-// growing; made when the session's traffic pauses, or at a call of a loop that never does.
+// growing; in a server, made when the session's traffic pauses, or at a call of a
+// loop that never does; elsewhere at the next call.
 #include "governor/pool_rebuild.h"
 
 namespace pw::gov {
@@ -47,11 +48,11 @@ RebuildDecision pool_rebuild_decide(const RebuildInput& in, const RebuildConfig&
   // How long the rebuild has been due (negative: not yet).
   double due_s = 0;
   if (shrinks) {
-    due_s = in.since_change_s - c.shrink_gap_s;
+    due_s = in.rebuilds > 0 ? in.since_change_s - c.shrink_gap_s : in.since_change_s;
     if (in.since_plan_s < due_s) due_s = in.since_plan_s;
     if (due_s < 0) {
       d.verdict = RebuildVerdict::kHold;
-      d.why = "made less than a second ago: rebuilt later";
+      d.why = "rebuilt less than a second ago: made again later";
       return d;
     }
   } else {
@@ -73,6 +74,15 @@ RebuildDecision pool_rebuild_decide(const RebuildInput& in, const RebuildConfig&
     }
     d.verdict = RebuildVerdict::kDefer;
     d.why = "runs in flight: made again at the next pause";
+    return d;
+  }
+  if (in.runs_in_flight == 0 && !in.serves) {
+    d.verdict = RebuildVerdict::kRebuild;
+    d.why = shrinks ? "at its next call once due (the process serves no requests that would wait): "
+                      "its pools were larger than the plan in force (or spun while the node is "
+                      "shared)"
+                    : "at its next call once due (the process serves no requests that would wait): "
+                      "the plan in force allows more threads than its pools had";
     return d;
   }
   if (in.runs_in_flight == 0 && in.paused_s < c.quiet_s && due_s >= c.busy_deadline_s) {

@@ -5,19 +5,25 @@
 // the node's division only by being rebuilt, where the framework allows it
 // (ORT's Python session, the way its own set_providers rebuilds it). A pool
 // larger than the share (re-pinned into it, its threads take turns on its
-// cores) or spinning while the node is shared is due once the session was
-// made (or last rebuilt) a second ago; a pool that could grow costs only this
+// cores) or spinning while the node is shared is due at once the first time
+// (a division that overtook the session while it was being made: two
+// processes started together, the first sized alone), then once the session
+// was last rebuilt a second ago; a pool that could grow costs only this
 // process some speed, and is due once the session has seen the plan for a
 // while (since its first look at that plan, not since the plan came into
 // force), so that a neighbour that pauses and comes back does not make every
 // session rebuild twice.
 //
-// A due rebuild is made between runs, not on a request's path: when the
-// session's traffic pauses (no run in flight for a moment), on a thread of
-// its own while later runs use the session as it was. A session whose runs
-// never pause (a loop calling it back to back, where nobody else waits) is
-// rebuilt at a call once it has been due for a while. Pure: values in, a
-// verdict out.
+// In a process that serves requests (an event loop waits for them), a due
+// rebuild is made between runs, not on a request's path: when the session's
+// traffic pauses (no run in flight for a moment), on a thread of its own while
+// later runs use the session as it was; a server's session whose runs never
+// pause is rebuilt at a call once it has been due for a while. A program that
+// serves nobody (a loop calling the session back to back, a batch job) has no
+// request to delay: its session is rebuilt at its next call once due, as a
+// pool of the wrong size spinning on a neighbour's core costs it every run
+// until then (two ORT processes started together: 40 ms a run against 28).
+// Pure: values in, a verdict out.
 #pragma once
 
 namespace pw::gov {
@@ -46,15 +52,19 @@ struct RebuildInput {
   // The longest time with no run in flight since the plan changed; from the
   // watcher, the pause it is in now.
   double paused_s = 0;
+  // The process serves requests (an event loop of it was seen waiting for them).
+  bool serves = false;
+  int rebuilds = 0;  // times the session was made again for a plan (0: as the program made it)
 };
 
 struct RebuildConfig {
-  double shrink_gap_s = 1.0;  // at most one rebuild a second, shrinking
+  double shrink_gap_s = 1.0;  // after a first rebuild, at most one a second, shrinking
   double grow_hold_s = 5.0;   // a larger pool only once the session has seen the plan this long
   // A pause this long with no run in flight is between two of the session's
   // bursts of traffic (or requests): a due rebuild is made then.
   double quiet_s = 0.2;
-  // Due this long while its runs never paused as long: rebuilt at a call.
+  // A server's session due this long while its runs never paused as long:
+  // rebuilt at a call.
   double busy_deadline_s = 2.0;
 };
 

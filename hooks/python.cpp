@@ -130,6 +130,8 @@ extern "C" __attribute__((visibility("default"))) int parwidth_python(const char
         facts.at_call = arg_int(args, "at_call", 1) == 1;
         facts.runs_in_flight = arg_int(args, "inflight", 0);
         facts.paused_s = arg_int(args, "paused_ms", 0) / 1000.0;
+        facts.serves = pw::monitor::event_loop_seen();
+        facts.rebuilds = arg_int(args, "rebuilds", 0);
         pw::gov::RebuildVerdict v = pw::gov::RebuildVerdict::kSame;
         p = ort_session_replan(u, made, facts, &v);
         verdict = pw::gov::rebuild_verdict_name(v);

@@ -314,7 +314,8 @@ def _wrap_ort(module, call, generation, session_made):
                 now = time.monotonic()
                 st = {"user": args, "a": a, "k": k, "lock": threading.Lock(), "bound": False,
                       "forced": None, "mu": threading.Lock(), "inflight": 0, "idle_since": now,
-                      "paused": 0.0, "seen": None, "plan_t": now, "pending": False}
+                      "paused": 0.0, "seen": None, "plan_t": now, "pending": False,
+                      "rebuilds": 0}
             st["made"], st["gen"], st["t"] = want, generation(), time.monotonic()
             self._parwidth = st
         except Exception:
@@ -367,6 +368,7 @@ def _wrap_ort(module, call, generation, session_made):
         try:
             self._sess_options = getattr(self, "_sess_options_initial", None)
             create(self, *st["a"], **st["k"])
+            st["rebuilds"] += 1
         except Exception:
             self._sess = old  # the session the program had, as it was
             try:
@@ -384,11 +386,12 @@ def _wrap_ort(module, call, generation, session_made):
             st["seen"], st["plan_t"], st["paused"] = gen, now, 0.0
         made = st["made"]
         rc, reply = call("ort_replan", "%s %s since_ms=%d plan_ms=%d bound=%d at_call=%d "
-                         "inflight=%d paused_ms=%d" % (
+                         "inflight=%d paused_ms=%d rebuilds=%d" % (
                              st["user"], " ".join("made_%s=%d" % (k, made.get(k, -1))
                                                   for k in keys),
                              int((now - st["t"]) * 1000), int((now - st["plan_t"]) * 1000),
-                             int(st["bound"]), int(at_call), inflight, int(paused * 1000)))
+                             int(st["bound"]), int(at_call), inflight, int(paused * 1000),
+                             st["rebuilds"]))
         kv = dict(x.split("=") for x in reply.split()) if rc == 0 and reply else {}
         return kv.pop("verdict", "same"), {k: int(v) for k, v in kv.items() if k in keys}
 

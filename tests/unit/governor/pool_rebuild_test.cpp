@@ -11,6 +11,8 @@ namespace {
 // How a session is asked: at the start of a run, or by its watcher between runs.
 enum Where { kCall, kWatch };
 
+// The table is a server's (an event loop waits for its requests): rebuilds
+// keep off the requests' path. PoolRebuild.OutsideAServer has the rest.
 TEST(PoolRebuild, Table) {
   struct Row {
     SessionPools now, want;
@@ -107,6 +109,8 @@ TEST(PoolRebuild, Table) {
     in.runs_in_flight = r.inflight;
     in.paused_s = r.paused;
     in.pinned_by_program = r.bound;
+    in.serves = true;
+    in.rebuilds = 1;  // the gap between two rebuilds (a first one: PoolRebuild.FirstShrink)
     const RebuildDecision d = pool_rebuild_decide(in);
     EXPECT_EQ(d.verdict, r.verdict) << r.why;
     EXPECT_STRNE(d.why, "") << r.why;
@@ -114,9 +118,87 @@ TEST(PoolRebuild, Table) {
   }
 }
 
+TEST(PoolRebuild, OutsideAServer) {
+  // A program that serves no requests: a due session is made again at its
+  // next call, not after a deadline; the holds and the in-flight rule stand.
+  struct Row {
+    SessionPools now, want;
+    double since, plan, paused;
+    Where where;
+    int inflight;
+    int rebuilds;
+    RebuildVerdict verdict;
+    const char* why;
+  };
+  const SessionPools two{2, -1, -1, -1}, one_quiet{1, -1, -1, 0};
+  const Row rows[] = {
+      {two, one_quiet, 1.2, 0.1, 0.001, kCall, 0, 1, RebuildVerdict::kRebuild,
+       "a loop, shrinking, due: at the next call"},
+      {two, one_quiet, 0.5, 0.1, 0.001, kCall, 0, 1, RebuildVerdict::kHold,
+       "rebuilt half a second ago: not yet"},
+      {two, one_quiet, 0.1, 0.05, 0.001, kCall, 0, 0, RebuildVerdict::kRebuild,
+       "made 0.1 s ago as the program made it, overtaken by a division: at once"},
+      {two, one_quiet, 30, 0.1, 0.001, kCall, 1, 1, RebuildVerdict::kDefer,
+       "another thread's run in flight: not now"},
+      {two, one_quiet, 30, 0.1, 0.3, kWatch, 0, 1, RebuildVerdict::kRebuild,
+       "paused: the watcher makes it"},
+      {two, one_quiet, 30, 0.1, 0.0, kWatch, 1, 1, RebuildVerdict::kDefer,
+       "the watcher with a run in flight: not now"},
+      {one_quiet, two, 30, 1.0, 0.001, kCall, 0, 0, RebuildVerdict::kHold,
+       "growing: the plan must hold first"},
+      {one_quiet, two, 0.2, 5.0, 0.001, kCall, 0, 3, RebuildVerdict::kRebuild,
+       "growing, the plan held: at the next call"},
+  };
+  for (const Row& r : rows) {
+    RebuildInput in;
+    in.now = r.now;
+    in.want = r.want;
+    in.since_change_s = r.since;
+    in.since_plan_s = r.plan;
+    in.at_call = r.where == kCall;
+    in.runs_in_flight = r.inflight;
+    in.paused_s = r.paused;
+    in.rebuilds = r.rebuilds;
+    in.serves = false;
+    const RebuildDecision d = pool_rebuild_decide(in);
+    EXPECT_EQ(d.verdict, r.verdict) << r.why;
+    EXPECT_STRNE(d.why, "") << r.why;
+    // The same facts in a server: never sooner.
+    in.serves = true;
+    const RebuildVerdict server = pool_rebuild_decide(in).verdict;
+    if (r.verdict != RebuildVerdict::kRebuild) {
+      EXPECT_NE(server, RebuildVerdict::kRebuild) << r.why;
+    }
+  }
+}
+
+TEST(PoolRebuild, FirstShrink) {
+  // A session the program made, overtaken by a division (two processes
+  // started together: the first sized its session alone): due at once,
+  // made between runs in a server; after a rebuild, not again for a second.
+  RebuildInput in;
+  in.now = {2, -1, -1, -1};
+  in.want = {1, -1, -1, 0};
+  in.since_change_s = 0.1;
+  in.since_plan_s = 0.05;
+  in.serves = true;
+  in.at_call = false;
+  in.paused_s = 0.3;
+  EXPECT_EQ(pool_rebuild_decide(in).verdict, RebuildVerdict::kRebuild);
+  in.at_call = true;
+  in.paused_s = 0.001;
+  EXPECT_EQ(pool_rebuild_decide(in).verdict, RebuildVerdict::kDefer);
+  in.rebuilds = 1;
+  in.at_call = false;
+  in.paused_s = 0.3;
+  EXPECT_EQ(pool_rebuild_decide(in).verdict, RebuildVerdict::kHold);
+  in.since_change_s = 1.0;
+  EXPECT_EQ(pool_rebuild_decide(in).verdict, RebuildVerdict::kRebuild);
+}
+
 TEST(PoolRebuild, NoRebuildWithRunsInFlight) {
   // Whatever the times, a rebuild is never decided while another run of the session is in flight.
-  for (int where = 0; where < 2; ++where)
+  for (int where = 0; where < 4; ++where)
     for (double plan : {0.0, 1.0, 3.0, 10.0, 100.0})
       for (double paused : {0.0, 0.05, 0.3, 5.0}) {
         RebuildInput in;
@@ -124,7 +206,8 @@ TEST(PoolRebuild, NoRebuildWithRunsInFlight) {
         in.want = plan > 5 ? SessionPools{4, -1, -1, 0} : SessionPools{1, -1, -1, 0};
         in.since_change_s = 100;
         in.since_plan_s = plan;
-        in.at_call = where == 0;
+        in.at_call = where % 2 == 0;
+        in.serves = where >= 2;
         in.paused_s = paused;
         in.runs_in_flight = 1;
         EXPECT_NE(pool_rebuild_decide(in).verdict, RebuildVerdict::kRebuild)
