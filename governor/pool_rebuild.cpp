@@ -76,22 +76,23 @@ RebuildDecision pool_rebuild_decide(const RebuildInput& in, const RebuildConfig&
     d.why = "runs in flight: made again at the next pause";
     return d;
   }
-  if (in.runs_in_flight == 0 && !in.serves) {
+  // At a call: outside a server nobody waits for it; a server's loop that
+  // never pauses gets it once due for a while.
+  if (in.runs_in_flight == 0 &&
+      (!in.serves || (in.paused_s < c.quiet_s && due_s >= c.busy_deadline_s))) {
+    static const char* const kAtCall[2][2] = {
+        // [serves][shrinks]
+        {"at its next call once due (the process serves no requests that would wait): the plan "
+         "in force allows more threads than its pools had",
+         "at its next call once due (the process serves no requests that would wait): its pools "
+         "were larger than the plan in force (or spun while the node is shared)"},
+        {"its runs never paused since the plan changed (a loop): rebuilt at a call; the plan in "
+         "force allows more threads than its pools had",
+         "its runs never paused since the plan changed (a loop): rebuilt at a call; its pools "
+         "were larger than the plan in force (or spun while the node is shared)"},
+    };
     d.verdict = RebuildVerdict::kRebuild;
-    d.why = shrinks ? "at its next call once due (the process serves no requests that would wait): "
-                      "its pools were larger than the plan in force (or spun while the node is "
-                      "shared)"
-                    : "at its next call once due (the process serves no requests that would wait): "
-                      "the plan in force allows more threads than its pools had";
-    return d;
-  }
-  if (in.runs_in_flight == 0 && in.paused_s < c.quiet_s && due_s >= c.busy_deadline_s) {
-    d.verdict = RebuildVerdict::kRebuild;
-    d.why = shrinks ? "its runs never paused since the plan changed (a loop): rebuilt at a call; "
-                      "its pools were larger than the plan in force (or spun while the node is "
-                      "shared)"
-                    : "its runs never paused since the plan changed (a loop): rebuilt at a call; "
-                      "the plan in force allows more threads than its pools had";
+    d.why = kAtCall[in.serves ? 1 : 0][shrinks ? 1 : 0];
     return d;
   }
   d.verdict = RebuildVerdict::kDefer;

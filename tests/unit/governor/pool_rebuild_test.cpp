@@ -11,6 +11,22 @@ namespace {
 // How a session is asked: at the start of a run, or by its watcher between runs.
 enum Where { kCall, kWatch };
 
+// One asking of a session: its pools, the plan's, the times (since it was
+// made, since it saw the plan, the pause), where it is asked from and the
+// other runs in flight.
+RebuildInput asked(SessionPools now, SessionPools want, double since, double plan, Where where,
+                   int inflight, double paused) {
+  RebuildInput in;
+  in.now = now;
+  in.want = want;
+  in.since_change_s = since;
+  in.since_plan_s = plan;
+  in.at_call = where == kCall;
+  in.runs_in_flight = inflight;
+  in.paused_s = paused;
+  return in;
+}
+
 // The table is a server's (an event loop waits for its requests): rebuilds
 // keep off the requests' path. PoolRebuild.OutsideAServer has the rest.
 TEST(PoolRebuild, Table) {
@@ -41,7 +57,7 @@ TEST(PoolRebuild, Table) {
        "a run in flight: not now"},
       {two, one_quiet, 1.0, 1.0, kWatch, 0, 0.3, false, RebuildVerdict::kRebuild,
        "made a second ago, paused: shrinks"},
-      // A loop that calls it back to back: nobody else waits, rebuilt at a call once due a while.
+      // A server's session called back to back (no pause): rebuilt at a call once due a while.
       {two, one_quiet, 30, 1.9, kCall, 0, 0.001, false, RebuildVerdict::kDefer,
        "a loop, due 1.9 s: not yet"},
       {two, one_quiet, 30, 2.0, kCall, 0, 0.001, false, RebuildVerdict::kRebuild,
@@ -100,14 +116,7 @@ TEST(PoolRebuild, Table) {
       {two, two, 30, 30, kCall, 0, 0, true, RebuildVerdict::kSame, "bound but already right"},
   };
   for (const Row& r : rows) {
-    RebuildInput in;
-    in.now = r.now;
-    in.want = r.want;
-    in.since_change_s = r.since;
-    in.since_plan_s = r.plan;
-    in.at_call = r.where == kCall;
-    in.runs_in_flight = r.inflight;
-    in.paused_s = r.paused;
+    RebuildInput in = asked(r.now, r.want, r.since, r.plan, r.where, r.inflight, r.paused);
     in.pinned_by_program = r.bound;
     in.serves = true;
     in.rebuilds = 1;  // the gap between two rebuilds (a first one: PoolRebuild.FirstShrink)
@@ -150,14 +159,7 @@ TEST(PoolRebuild, OutsideAServer) {
        "growing, the plan held: at the next call"},
   };
   for (const Row& r : rows) {
-    RebuildInput in;
-    in.now = r.now;
-    in.want = r.want;
-    in.since_change_s = r.since;
-    in.since_plan_s = r.plan;
-    in.at_call = r.where == kCall;
-    in.runs_in_flight = r.inflight;
-    in.paused_s = r.paused;
+    RebuildInput in = asked(r.now, r.want, r.since, r.plan, r.where, r.inflight, r.paused);
     in.rebuilds = r.rebuilds;
     in.serves = false;
     const RebuildDecision d = pool_rebuild_decide(in);
