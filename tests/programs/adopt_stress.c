@@ -6,13 +6,15 @@
    and leave the node registry and this program's own busy threads make the
    monitor change the OpenMP cap.
 
-     adopt_stress ORT_LIB MODEL TF_LIB FDEF THREADS ITERATIONS BUSY
+     adopt_stress ORT_LIB MODEL TF_LIB FDEF THREADS ITERATIONS BUSY [until-eof]
 
    ORT_LIB / TF_LIB: the wheels' libonnxruntime.so.1.* and libtensorflow_cc.so.2
    ("-" leaves one out), loaded RTLD_GLOBAL so that the calls below reach the
    preloaded hooks as a linked program's would. MODEL: an ONNX model with
-   weights; FDEF: a serialized FunctionDef. Prints "ok <sessions> <functions>"
-   or why it failed (exit 1). */
+   weights; FDEF: a serialized FunctionDef. With until-eof every thread goes on
+   past its ITERATIONS until standard input closes, so that the test, not this
+   machine's speed, decides how many neighbours come and go meanwhile. Prints
+   "ok <sessions> <functions>" or why it failed (exit 1). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -46,6 +48,7 @@ static char* fdef;
 static long fdef_size;
 static int iterations;
 static volatile int stop_busy;
+static int until_eof, input_closed;
 static int sessions_made, functions_added;
 static pthread_mutex_t count_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -97,7 +100,8 @@ static int tf_function(void) {
 
 static void* adopter(void* arg) {
   const int id = (int)(intptr_t)arg;
-  for (int i = 0; i < iterations; ++i) {
+  for (int i = 0; i < iterations || (until_eof && !__atomic_load_n(&input_closed, __ATOMIC_ACQUIRE));
+       ++i) {
     if (ort) {
       /* Every other session leaves the count to parwidth; the rest set their own. */
       if (ort_session((i + id) % 2 ? 0 : 1) != 0) return (void*)1;
@@ -121,6 +125,14 @@ static void* busy(void* arg) {
   return arg;
 }
 
+static void* watch_input(void* arg) {
+  char buf[256];
+  while (fread(buf, 1, sizeof buf, stdin) > 0) {
+  }
+  __atomic_store_n(&input_closed, 1, __ATOMIC_RELEASE);
+  return arg;
+}
+
 static void* sym(const char* name) {
   void* p = dlsym(RTLD_DEFAULT, name);
   if (!p) fprintf(stderr, "missing %s\n", name);
@@ -128,10 +140,12 @@ static void* sym(const char* name) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 8) {
-    fprintf(stderr, "usage: adopt_stress ORT_LIB MODEL TF_LIB FDEF THREADS ITERATIONS BUSY\n");
+  if (argc != 8 && !(argc == 9 && strcmp(argv[8], "until-eof") == 0)) {
+    fprintf(stderr,
+            "usage: adopt_stress ORT_LIB MODEL TF_LIB FDEF THREADS ITERATIONS BUSY [until-eof]\n");
     return 2;
   }
+  until_eof = argc == 9;
   model = argv[2];
   const int threads = atoi(argv[5]), nbusy = atoi(argv[7]);
   iterations = atoi(argv[6]);
@@ -177,6 +191,8 @@ int main(int argc, char** argv) {
   int nb = nbusy < 64 ? nbusy : 64, nt = threads < 64 ? threads : 64;
   for (int i = 0; i < nb; ++i) pthread_create(&b[i], NULL, busy, NULL);
   int failed = 0;
+  pthread_t watcher;
+  if (until_eof) pthread_create(&watcher, NULL, watch_input, NULL);
   for (int i = 0; i < nt; ++i) pthread_create(&t[i], NULL, adopter, (void*)(intptr_t)i);
   for (int i = 0; i < nt; ++i) {
     void* rc = NULL;
@@ -185,6 +201,7 @@ int main(int argc, char** argv) {
   }
   __atomic_store_n(&stop_busy, 1, __ATOMIC_RELAXED);
   for (int i = 0; i < nb; ++i) pthread_join(b[i], NULL);
+  if (until_eof) pthread_join(watcher, NULL);
   if (tf_context) tfe_delete_context(tf_context);
   if (env) ORT(kReleaseEnv, void (*)(void*))(env);
   if (failed) return fprintf(stderr, "an adoption failed\n"), 1;
