@@ -100,8 +100,8 @@ static int tf_function(void) {
 
 static void* adopter(void* arg) {
   const int id = (int)(intptr_t)arg;
-  for (int i = 0; i < iterations || (until_eof && !__atomic_load_n(&input_closed, __ATOMIC_ACQUIRE));
-       ++i) {
+  for (int i = 0;
+       i < iterations || (until_eof && !__atomic_load_n(&input_closed, __ATOMIC_ACQUIRE)); ++i) {
     if (ort) {
       /* Every other session leaves the count to parwidth; the rest set their own. */
       if (ort_session((i + id) % 2 ? 0 : 1) != 0) return (void*)1;
