@@ -26,9 +26,11 @@ constexpr const char* kUsage =
     "them): pid, program, the cores each may use before the node is divided, its\n"
     "share (the division every member computes from the same list), its plan in\n"
     "force (pools x threads per pool), whether its monitor judged it oversubscribed\n"
-    "at its last sample (yes/no; - without a monitor, or from an older parwidth), its\n"
-    "threads and since when it is a member. Stale entries (dead or exec'ed owners)\n"
-    "are removed.\n"
+    "at its last sample (yes/no; - without a monitor, or from an older parwidth),\n"
+    "whether it serves requests (an event loop of it waits for them; cores that only\n"
+    "servers share are shared by time, each server as wide as all of them: its\n"
+    "SHARE ends in \"(time)\"), its threads and since when it is a member. Stale\n"
+    "entries (dead or exec'ed owners) are removed.\n"
     "  --json           one JSON object instead of a table\n"
     "  --watch SECONDS  print again every SECONDS until interrupted\n"
     "  --dir DIR        the registry's directory (default: PARWIDTH_NODE_DIR, else\n"
@@ -46,6 +48,8 @@ struct Row {
   std::vector<int> cores, share;
   int pools = 0, threads = 0;  // its plan; 0: not said (an older parwidth's entry)
   int oversubscribed = -1;     // -1: not said
+  bool serves = false;         // an event loop of it waits for requests
+  bool time_shared = false;    // its share is shared by time with other servers
   int thread_count = 0;        // its threads now
   double member_s = -1;        // seconds since it joined (its entry was written, for older ones)
 };
@@ -90,7 +94,10 @@ bool collect(const std::string& dir, std::vector<Row>* rows, std::string* err) {
     r.pid = m.pid;
     r.program = read_small("/proc/" + std::to_string(m.pid) + "/comm");
     for (const pw::gov::NodeCore& c : m.cores) r.cores.push_back(c.cpu);
-    r.share = pw::gov::node_share(members, i).cpus;
+    const pw::gov::NodeShare share = pw::gov::node_share(members, i);
+    r.share = share.cpus;
+    r.time_shared = share.time_shared;
+    r.serves = m.serves;
     r.pools = m.pools;
     r.threads = m.threads;
     r.oversubscribed = m.oversubscribed;
@@ -111,17 +118,18 @@ void table_print(const std::string& dir, const std::vector<Row>& rows) {
   std::printf("node registry %s: %zu member%s\n", dir.c_str(), rows.size(),
               rows.size() == 1 ? "" : "s");
   if (rows.empty()) return;
-  std::printf("%-8s %-16s %-12s %-12s %-7s %-8s %7s  %s\n", "PID", "PROGRAM", "CORES", "SHARE",
-              "PLAN", "OVERSUB", "THREADS", "MEMBER FOR");
+  std::printf("%-8s %-16s %-12s %-18s %-7s %-8s %-6s %7s  %s\n", "PID", "PROGRAM", "CORES", "SHARE",
+              "PLAN", "OVERSUB", "SERVES", "THREADS", "MEMBER FOR");
   for (const Row& r : rows) {
     char since[32] = "-";
     if (r.member_s >= 0) snprintf(since, sizeof since, "%.0f s", r.member_s);
     char plan[32] = "-";
     if (r.pools > 0) snprintf(plan, sizeof plan, "%dx%d", r.pools, r.threads);
     const char* over = r.oversubscribed < 0 ? "-" : r.oversubscribed ? "yes" : "no";
-    std::printf("%-8ld %-16s %-12s %-12s %-7s %-8s %7d  %s\n", r.pid, r.program.c_str(),
-                pw::topo::cpulist_format(r.cores).c_str(),
-                pw::topo::cpulist_format(r.share).c_str(), plan, over, r.thread_count, since);
+    const std::string share = pw::topo::cpulist_format(r.share) + (r.time_shared ? " (time)" : "");
+    std::printf("%-8ld %-16s %-12s %-18s %-7s %-8s %-6s %7d  %s\n", r.pid, r.program.c_str(),
+                pw::topo::cpulist_format(r.cores).c_str(), share.c_str(), plan, over,
+                r.serves ? "yes" : "no", r.thread_count, since);
   }
 }
 
@@ -144,6 +152,8 @@ std::string to_json(const std::string& dir, const std::vector<Row>& rows) {
       w.value(r.oversubscribed == 1);
     else
       w.null();
+    w.key("serves").value(r.serves);
+    w.key("time_shared").value(r.time_shared);
     w.key("threads").value(r.thread_count);
     w.key("member_s").value_or_null(r.member_s >= 0, r.member_s);
     w.end_object();

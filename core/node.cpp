@@ -141,7 +141,7 @@ std::string entry_format(const gov::NodeMember& m) {
   }
   s += " plan=" + std::to_string(m.pools) + "x" + std::to_string(m.threads) +
        " oversubscribed=" + std::to_string(m.oversubscribed) +
-       " joined=" + std::to_string(m.joined);
+       " joined=" + std::to_string(m.joined) + " serves=" + (m.serves ? "1" : "0");
   s += '\n';
   return s;
 }
@@ -175,6 +175,10 @@ bool fields_parse(const char* p, gov::NodeMember* m) {
       const long long v = strtoll(p, &end, 10);
       if (end == p || v < 0 || errno) return false;
       m->joined = v;
+    } else if (key == "serves") {
+      if ((*p != '0' && *p != '1') || (p[1] != ' ' && p[1] != '\n' && p[1] != '\0')) return false;
+      m->serves = *p == '1';
+      end = const_cast<char*>(p + 1);
     } else {
       end = const_cast<char*>(p);
       while (*end && *end != ' ' && *end != '\n') ++end;

@@ -40,8 +40,9 @@ std::vector<std::string> candidate_dirs(const std::string& dir_opt);
 bool proc_start_time(long pid, unsigned long long* out);
 
 // One line: "parwidth-node 2 <pid> <start> <socket>:<cpu>,<socket>:<cpu>,...
-// plan=<pools>x<intra> oversubscribed=<-1|0|1> joined=<unix seconds>". Version 1
-// (without the fields) is still read.
+// plan=<pools>x<intra> oversubscribed=<-1|0|1> joined=<unix seconds> serves=<0|1>".
+// Version 1 (without the fields) is still read, and version 2 without serves=
+// (an older parwidth's: not a server).
 std::string entry_format(const gov::NodeMember& m);
 bool entry_parse(const std::string& text, gov::NodeMember* out);
 

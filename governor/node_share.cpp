@@ -57,17 +57,28 @@ NodeShare node_share(const std::vector<NodeMember>& members, size_t self) {
   const int me = position[self];
   std::vector<NodeCore> taken;
   double worth = 0;
+  double split_worth = 0;  // what a split of every region would give it
+  int servers = 0;         // members of the time-shared regions
   for (auto& [who, cores] : regions) {
     const int k = static_cast<int>(who.size());
     const int n = static_cast<int>(cores.size());
     const int r = static_cast<int>(std::find(who.begin(), who.end(), me) - who.begin());
+    const bool all_serve = std::all_of(who.begin(), who.end(), [&](int pos) {
+      return members[order[static_cast<size_t>(pos)]].serves;
+    });
     if (k == 1) {
       taken.insert(taken.end(), cores.begin(), cores.end());
       worth += n;
+      split_worth += n;
     } else if (k > n) {
-      out.overlap = true;
+      split_worth += static_cast<double>(n) / k;
+      if (all_serve) {
+        worth += n;
+      } else {
+        out.overlap = true;
+        worth += static_cast<double>(n) / k;
+      }
       taken.insert(taken.end(), cores.begin(), cores.end());
-      worth += static_cast<double>(n) / k;
     } else {
       std::vector<int> socket_of;
       socket_of.reserve(cores.size());
@@ -75,12 +86,23 @@ NodeShare node_share(const std::vector<NodeMember>& members, size_t self) {
       const std::vector<int> sizes = group_sizes(socket_of, k);
       int at = 0;
       for (int i = 0; i < r; ++i) at += sizes[static_cast<size_t>(i)];
-      taken.insert(taken.end(), cores.begin() + at, cores.begin() + at + sizes[r]);
-      worth += sizes[static_cast<size_t>(r)];
+      split_worth += sizes[static_cast<size_t>(r)];
+      if (all_serve) {
+        taken.insert(taken.end(), cores.begin(), cores.end());
+        worth += n;
+      } else {
+        taken.insert(taken.end(), cores.begin() + at, cores.begin() + at + sizes[r]);
+        worth += sizes[static_cast<size_t>(r)];
+      }
+    }
+    if (k > 1 && all_serve) {
+      out.time_shared = true;
+      servers = std::max(servers, k);
     }
   }
   // 1e-9: two thirds of a core three times is two cores, not one.
   out.cores_worth = std::max(1, static_cast<int>(worth + 1e-9));
+  if (out.time_shared) out.team_worth = std::max(1, static_cast<int>(split_worth + 1e-9));
   std::sort(taken.begin(), taken.end(), core_less);
   for (const NodeCore& c : taken) out.cpus.push_back(c.cpu);
   out.size = static_cast<int>(sharing.size());
@@ -90,7 +112,12 @@ NodeShare node_share(const std::vector<NodeMember>& members, size_t self) {
              std::to_string(out.cpus.size()) + " of " + std::to_string(mine.size()) + " cores" +
              (out.overlap ? " (more members than cores: shared by them, " +
                                 std::to_string(out.cores_worth) + " cores' worth of threads each)"
-                          : "");
+                          : "") +
+             (out.time_shared ? " (" + std::to_string(servers) +
+                                    " servers: shared by time, each as wide as the cores, its "
+                                    "OpenMP teams " +
+                                    std::to_string(out.team_worth) + " cores' worth)"
+                              : "");
   return out;
 }
 

@@ -32,6 +32,9 @@ struct NodeMember {
   int threads = 0;
   int oversubscribed = -1;
   long long joined = 0;
+  // It serves requests: an event loop of it was seen waiting for them (a
+  // model server). Part of the division: see node_share.
+  bool serves = false;
 };
 
 struct NodeShare {
@@ -44,7 +47,17 @@ struct NodeShare {
   // member to one core would give one of them a core and split another).
   bool overlap = false;
   int cores_worth = 0;  // the cores' worth of threads this member plans (cpus.size() if no overlap)
-  std::string note;     // one line for the report
+  // Every member sharing these cores serves requests: the cores are shared by
+  // time, each member as wide as all of them (see node_share) ...
+  bool time_shared = false;
+  // ... except its OpenMP teams, which keep to the cores' worth a split would
+  // give it (0: not time-shared). A team's threads meet at a barrier after
+  // every parallel region, so a team as wide as the cores waits, region after
+  // region, for the thread a neighbour's burst took the CPU from; one within
+  // its split never does, and a server's other pools (ONNX Runtime's,
+  // TensorFlow's) hand out work to whichever thread is running.
+  int team_worth = 0;
+  std::string note;  // one line for the report
 };
 
 // Members are ordered by (start, pid). The cores of the node fall into
@@ -56,6 +69,15 @@ struct NodeShare {
 // region and counts n / k of a core's worth in it (overlap).
 // Identical budgets (the common case) give the same split as a launcher's
 // local rank/size; members whose budgets do not overlap keep all their cores.
+//
+// A region whose members all serve requests is not split: each takes all of
+// its cores and plans their full worth. A server's demand comes in bursts,
+// its neighbours' bursts seldom coincide, and a burst that finds the other
+// servers quiet gets every core, where a split leaves a quiet server's cores
+// idle while the busy one queues (its pools, sized to the region, wait
+// passively between runs: governor/pools_wait, governor/pools_ort). A region
+// with any member that does not serve (a batch job) is split as above: a batch
+// job keeps its cores busy and would leave a time-shared server none.
 NodeShare node_share(const std::vector<NodeMember>& members, size_t self);
 
 // The share this member will have once `expected` members are on the node

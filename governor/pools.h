@@ -26,9 +26,13 @@ enum class PoolRole {
 
 // The facts every pool decision of a process reads.
 struct PoolContext {
-  int pools = 0;               // the plan's pools (0: no plan)
-  int threads = 0;             // the plan's threads per pool
-  int omp_cap = 0;             // the OpenMP team cap in force (0: none)
+  int pools = 0;    // the plan's pools (0: no plan)
+  int threads = 0;  // the plan's threads per pool
+  int omp_cap = 0;  // the OpenMP team cap in force (0: none)
+  // Cores shared by time with other servers (governor/node_share): the most
+  // threads a pool whose threads wait for each other (a BLAS pool; OpenMP
+  // teams through omp_cap) gets; 0: the plan's threads per pool.
+  int team_cap = 0;
   bool governing = true;       // false: observe mode, nothing changes
   bool override_user = false;  // PARWIDTH_OVERRIDE=1
   bool pin_off = false;        // PARWIDTH_PIN=none

@@ -3,6 +3,20 @@
 
 namespace pw::gov {
 
+namespace {
+
+PoolContext capped(const PoolContext& c) {
+  PoolContext t = c;
+  t.threads = blas_cap_threads(c.threads, c.team_cap);
+  return t;
+}
+
+}  // namespace
+
+int blas_cap_threads(int threads, int team_cap) {
+  return team_cap > 0 && team_cap < threads ? team_cap : threads;
+}
+
 BlasPoolDecision blas_pool_decide(const PoolContext& c, const BlasPoolFacts& f) {
   BlasPoolDecision d;
   d.before = f.count > 0 ? f.count : f.unset;
@@ -11,7 +25,7 @@ BlasPoolDecision blas_pool_decide(const PoolContext& c, const BlasPoolFacts& f) 
   k.kind = SettingKind::kCap;
   k.current = d.before;
   k.user_set = f.user_set;
-  d.setting = pool_knob_decide(c, k);
+  d.setting = pool_knob_decide(capped(c), k);
   d.follows = d.setting.changes() || d.setting.verdict == SettingVerdict::kBelow;
   return d;
 }
@@ -26,7 +40,7 @@ SettingDecision blas_call_decide(const PoolContext& c, int n) {
   k.kind = SettingKind::kCap;
   k.current = n;
   k.user_set = true;
-  return pool_knob_decide(c, k);
+  return pool_knob_decide(capped(c), k);
 }
 
 }  // namespace pw::gov

@@ -6,7 +6,10 @@
 // per pool where the library's count is larger, a smaller count left as it
 // is. A pool parwidth capped, or left at the library's default within the cap,
 // is not the user's: it follows later plans (the node divided again), never
-// above the library's own size. A pool the user sized stays.
+// above the library's own size. A pool the user sized stays. On cores shared
+// by time with other servers, the cap is the team's worth (PoolContext's
+// team_cap): a BLAS pool splits each product into fixed parts, one per
+// thread, and waits for the last of them, as an OpenMP team does.
 #pragma once
 
 #include "governor/pools.h"
@@ -32,6 +35,9 @@ BlasPoolDecision blas_pool_decide(const PoolContext& c, const BlasPoolFacts& f);
 // The size a following pool gets under a plan of `threads` per pool: the
 // plan's, never above the library's own size `before` (<= 0: unknown).
 int blas_follow_size(int threads, int before);
+
+// The threads per pool BLAS pools are capped at: the plan's, within team_cap.
+int blas_cap_threads(int threads, int team_cap);
 
 // The user's own set call with `n` threads: kept unless PARWIDTH_OVERRIDE=1.
 SettingDecision blas_call_decide(const PoolContext& c, int n);

@@ -10,6 +10,7 @@ gov::PoolContext pool_context(const gov::Plan& plan) {
   c.pools = plan.pools;
   c.threads = plan.threads;
   c.omp_cap = rt::omp_cap();
+  c.team_cap = rt::team_cap();
   c.governing = rt::governing();
   c.override_user = rt::options().override_user;
   c.pin_off = rt::pin_mode() == gov::PinMode::kNone;

@@ -9,6 +9,7 @@
 
 #include "core/cache.h"
 #include "core/log.h"
+#include "governor/pools_blas.h"
 #include "governor/pools_omp.h"
 #include "governor/process_share.h"
 #include "governor/setting.h"
@@ -35,6 +36,8 @@ void plan_apply(Runtime& r, const InForce* before, const InForce& now,
     r.threads.reset(now.plan, r.opt.pin);
   } else if (plan_changed)
     r.threads.replan(now.plan);
+  const bool team_changed = !before || before->team_worth != now.team_worth;
+  if (team_changed) r.team_cap.store(now.team_worth, std::memory_order_relaxed);
   const bool cap_changed = !before || before->omp_cap != now.omp_cap;
   if (cap_changed) {
     r.omp_cap.store(now.omp_cap, std::memory_order_relaxed);
@@ -45,10 +48,9 @@ void plan_apply(Runtime& r, const InForce* before, const InForce& now,
   }
   r.generation.store(now.generation, std::memory_order_release);
   if (!before || r.state.load(std::memory_order_acquire) != kActive) return;
-  if (plan_changed) {
-    if (g_hooks.blas_follow) g_hooks.blas_follow(now.plan.threads);
-    applied->push_back(std::to_string(repin_threads(r)) + " threads re-pinned");
-  }
+  if ((plan_changed || team_changed) && g_hooks.blas_follow)
+    g_hooks.blas_follow(gov::blas_cap_threads(now.plan.threads, now.team_worth));
+  if (plan_changed) applied->push_back(std::to_string(repin_threads(r)) + " threads re-pinned");
   const bool budget_changed = before->budget.cpus != now.budget.cpus;
   if (budget_changed && process_confines(r)) {
     const bool was = !r.process_mask.empty();
@@ -99,6 +101,7 @@ void activate() {
   r.full_budget = p.budget;
   r.node_cpus.clear();
   r.node_worth = 0;
+  r.node_team = 0;
 
   // OpenMP: the team cap is the plan's threads per pool, unless the user set
   // OMP_NUM_THREADS (kept unless PARWIDTH_OVERRIDE=1).
@@ -232,6 +235,10 @@ bool governing() {
 
 int omp_cap() {
   return g ? g->omp_cap.load(std::memory_order_relaxed) : 0;
+}
+
+int team_cap() {
+  return g ? g->team_cap.load(std::memory_order_relaxed) : 0;
 }
 
 bool omp_count_guarded() {

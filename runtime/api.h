@@ -53,6 +53,8 @@ bool cpus_for(const gov::Assignment& a, std::vector<int>* cpus);
 // The OpenMP team cap in force (0 = none) and its generation (bumped when it changes).
 int omp_cap();
 unsigned omp_generation();
+// On cores shared by time with other servers: the team's worth (0: not).
+int team_cap();
 // The program called torch.compile (`by` names the trigger, for the
 // report): from now on a thread's OpenMP team size, which is torch's thread
 // count, is guarded by compiled code.

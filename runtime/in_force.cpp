@@ -43,10 +43,11 @@ PlanOwner::Merge PlanOwner::merge(const Change& c, const InForce* base, InForce*
       return Merge::kReplan;
     case Kind::kShare:
       if (c.budget.cpus == base->budget.cpus && c.shared_worth == base->shared_worth &&
-          c.budget.local_size == base->budget.local_size)
+          c.team_worth == base->team_worth && c.budget.local_size == base->budget.local_size)
         return Merge::kSame;
       next->budget = c.budget;
       next->shared_worth = c.shared_worth;
+      next->team_worth = c.team_worth;
       return Merge::kReplan;
     case Kind::kCap:
       // Only a cap that is ours moves (0: the user's OMP_NUM_THREADS stands).
@@ -73,9 +74,13 @@ std::shared_ptr<const InForce> PlanOwner::change(const Change& c, const Planner&
       next->plan = planner(*next, &found);
       next->calibration_found = found;
     }
-    // A new plan restarts a cap that is ours at its threads per pool.
-    if ((m == Merge::kReplan || m == Merge::kPlanned) && next->omp_cap > 0)
+    // A new plan restarts a cap that is ours at its threads per pool (on cores
+    // shared by time, at most the team's worth).
+    if ((m == Merge::kReplan || m == Merge::kPlanned) && next->omp_cap > 0) {
       next->omp_cap = next->plan.threads > 0 ? next->plan.threads : 1;
+      if (next->team_worth > 0 && next->omp_cap > next->team_worth)
+        next->omp_cap = next->team_worth;
+    }
     if (!lock.owns_lock()) {
       lock.lock();
       // Another change landed while this one was computed: its inputs are in force now,

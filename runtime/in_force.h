@@ -33,6 +33,9 @@ struct InForce {
   // On cores shared with more members than cores: the cores' worth the plan is made for
   // (gov::plan_shared); 0: the budget's cores.
   int shared_worth = 0;
+  // Cores shared by time with other servers (gov::NodeShare::team_worth): the
+  // OpenMP team cap's ceiling; 0: the plan's threads per pool.
+  int team_worth = 0;
   planning::GraphSummary graph;
   bool calibration_found = false;
   gov::Plan plan;
@@ -44,13 +47,14 @@ struct Change {
   enum class Kind {
     kActivation,  // budget, graph, and omp_cap > 0 if OpenMP teams are capped
     kGraph,       // graph
-    kShare,       // budget and shared_worth (a node share, or the whole budget again)
+    kShare,       // budget, shared_worth and team_worth (a node share, or the whole budget again)
     kCap,         // omp_cap (the monitor lowered or raised it)
   };
   Kind kind = Kind::kActivation;
   std::string cause;
   topo::Budget budget;
   int shared_worth = 0;
+  int team_worth = 0;
   planning::GraphSummary graph;
   int omp_cap = 0;
   // kActivation: the plan already made on exactly these inputs (planning the

@@ -194,6 +194,7 @@ void on_fork_child() {
   r.exiting.store(false);
   r.node_cpus.clear();
   r.node_worth = 0;
+  r.node_team = 0;
   // The forking thread may be a pinned pool member; the child's main thread
   // must not keep that narrowed mask (its children and sched_getaffinity
   // would inherit it): it gets the process's mask, the share when confined.
@@ -225,6 +226,7 @@ void on_fork_child() {
   // them at fork()) are left behind, as the thread table's are.
   new (&r.owner) PlanOwner(monotonic_ns);
   r.omp_cap.store(0);
+  r.team_cap.store(0);
   r.omp_gen.fetch_add(1);
   r.generation.store(0);
   {

@@ -91,14 +91,19 @@ topo::Budget share_budget(const Runtime& r, const gov::NodeShare& share) {
 void node_apply(Runtime& r, const gov::NodeShare& share, const std::string& when = std::string()) {
   // Shared cores keep the same CPUs as having them alone: the worth tells them apart.
   const int worth = share.cores_worth > 0 ? share.cores_worth : static_cast<int>(share.cpus.size());
-  if (share.cpus.empty() || (share.cpus == r.node_cpus && worth == r.node_worth)) return;
+  const int team = share.time_shared ? share.team_worth : 0;
+  if (share.cpus.empty() ||
+      (share.cpus == r.node_cpus && worth == r.node_worth && team == r.node_team))
+    return;
   r.node_cpus = share.cpus;
   r.node_worth = worth;
+  r.node_team = team;
   Change c;
   c.kind = Change::Kind::kShare;
   c.cause = "node: " + share.note + when;
   c.budget = share_budget(r, share);
   c.shared_worth = share.overlap ? share.cores_worth : 0;
+  c.team_worth = team;
   const std::shared_ptr<const InForce> now = plan_change(r, c);
   if (!now || r.state.load(std::memory_order_acquire) != kActive) return;
   const std::string list = topo::cpulist_format(now->budget.cpus);
@@ -123,7 +128,10 @@ void node_entry_refresh(Runtime& r, uint64_t t_ns) {
   const gov::Plan& p = r.threads.plan();
   const int pools = static_cast<int>(p.core_sets.size());
   const int verdict = monitor::oversubscribed_now();
-  const bool plan_same = self.pools == pools && self.threads == p.threads;
+  // Whether it serves is part of the division (servers share their cores by
+  // time): written as soon as its event loop is seen.
+  const bool serves = monitor::event_loop_seen();
+  const bool plan_same = self.pools == pools && self.threads == p.threads && self.serves == serves;
   if (plan_same && self.oversubscribed == verdict) return;
   // A verdict that flips sample by sample on a loaded machine is rewritten
   // at most once a second: each rewrite is a file the others must re-read.
@@ -132,6 +140,7 @@ void node_entry_refresh(Runtime& r, uint64_t t_ns) {
   self.pools = pools;
   self.threads = p.threads;
   self.oversubscribed = verdict;
+  self.serves = serves;
   std::string err;
   r.node.publish(self, &err);  // failing, the entry in place stays right about the cores
 }
@@ -156,6 +165,7 @@ bool node_publish(Runtime& r) {
   self.cores = node_cores_of(r.full_budget);
   self.joined = static_cast<long long>(time(nullptr));
   self.oversubscribed = monitor::oversubscribed_now();
+  self.serves = monitor::event_loop_seen();
   if (!r.node.publish(self, &err)) {
     warn_once("node", "node registry: " + err +
                           "; this process's share of the node is not "

@@ -63,6 +63,7 @@ struct Runtime {
   // the owner's applier (plan_apply), so they change in the owner's order (and
   // reset in a fork child, with the owner).
   std::atomic<int> omp_cap{0};
+  std::atomic<int> team_cap{0};  // mirror of owner.current()->team_worth
   std::atomic<unsigned> omp_gen{1};
   // The program called torch.compile: torch's thread count is guarded by
   // compiled code (governor/pools_omp's omp_team_resize).
@@ -116,6 +117,7 @@ struct Runtime {
   gov::NodeShare expected_share;
   std::vector<int> node_cpus;
   int node_worth = 0;  // the cores' worth of threads planned on node_cpus (shared cores: less)
+  int node_team = 0;   // the OpenMP teams' worth on cores shared by time (0: not)
   int node_changes = 0;
   unsigned child_checks = 0;     // membership ticks, for a look at its children every fifth
   uint64_t node_refresh_ns = 0;  // when our entry was last rewritten (monitor time)

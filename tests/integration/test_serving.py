@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_core import FULL, LIB, ROOT, clean_env, load  # noqa: E402
+from test_core import BIN, FULL, LIB, ROOT, clean_env, load  # noqa: E402
 from test_multiproc import poll, toggle  # noqa: E402,F401 (toggle: a fixture)
 
 TORCH_PY = ROOT / ".venv" / "torch" / "bin" / "python"
@@ -241,6 +241,92 @@ def test_the_advice_for_a_server_names_its_event_loop_as_the_programs_own_thread
     assert "PARWIDTH_POOLS" not in text, text
     flagged = [a["text"] for a in monitor["actions"] if a["kind"] == "oversubscribed"]
     assert flagged and "the program's own threads" in flagged[0], flagged
+
+
+def node_members(reg):
+    out = subprocess.run([str(BIN / "parwidth"), "node", "--json", "--dir", str(reg)],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    return {m["pid"]: m for m in json.loads(out.stdout)["members"]}
+
+
+@needs_two_cpus
+def test_servers_share_their_cores_by_time_and_a_batch_job_beside_them_is_split(toggle,
+                                                                               tmp_path):
+    """Two model servers under traffic, alone on the node: each is as wide as
+    the node (its threads planned on every core), the cores shared by time
+    rather than split. A batch job that keeps its cores busy joins: the three
+    are divided as any three members, each server planned on a part of the
+    node. The batch job stops: the servers share the node by time again."""
+    need_server()
+    reg = tmp_path / "reg"
+    servers = [start_server(tmp_path, tmp_path / f"s{i}.json", PARWIDTH_NODE_DIR=reg)
+               for i in range(2)]
+    stop = threading.Event()
+    errors = []
+
+    def traffic(port):
+        while not stop.is_set():
+            try:
+                get(port)
+            except OSError as e:
+                errors.append(e)
+                return
+
+    clients = [threading.Thread(target=traffic, args=(port,), daemon=True)
+               for _, port in servers for _ in range(2)]
+    pids = {p.pid for p, _ in servers}
+    batch = None
+    try:
+        for c in clients:
+            c.start()
+
+        def time_shared():
+            m = node_members(reg)
+            return m if set(m) == pids and all(
+                x["serves"] and x["time_shared"] and sorted(x["share"]) == sorted(FULL)
+                and x["plan"] == {"pools": 1, "intra": len(FULL)} for x in m.values()) else None
+
+        poll(time_shared, timeout=120, what="both servers to share every core by time")
+        batch = start(toggle, reg, tmp_path / "b.json", 3000)
+
+        def split():
+            m = node_members(reg)
+            if set(m) != pids | {batch.pid} or any(x["time_shared"] for x in m.values()):
+                return None
+            # Each server planned on a part of the node: on 3 cores or more, disjoint
+            # shares; on 2, three members share both cores with a core's worth or less each
+            # (governor/node_share's overlap), one thread.
+            if any(m[p]["plan"] is None or m[p]["plan"]["intra"] >= len(FULL) for p in pids):
+                return None
+            shares = [set(x["share"]) for x in m.values()]
+            return m if len(FULL) < 3 or all(not (a & b) for i, a in enumerate(shares)
+                                             for b in shares[i + 1:]) else None
+
+        members = poll(split, timeout=60, what="the batch job and the servers to be split")
+        assert not members[batch.pid]["serves"]
+        batch.stdin.close()
+        assert batch.wait(timeout=30) == 0
+        batch = None
+        poll(time_shared, timeout=60, what="the servers to share every core by time again")
+    finally:
+        stop.set()
+        for c in clients:
+            c.join(timeout=120)
+        if batch:
+            batch.kill()
+        for p, _ in servers:
+            stop_server(p)
+    assert not errors, errors
+    for i in range(2):
+        # Each time-shared plan: threads as wide as the node, its OpenMP teams within
+        # what a split would give (their threads wait for each other at every region's end).
+        shared = [e for e in load(tmp_path / f"s{i}.json")["plan_timeline"]
+                  if "servers: shared by time" in e["cause"]]
+        assert shared, load(tmp_path / f"s{i}.json")["plan_timeline"]
+        for e in shared:
+            assert sorted(e["cpus"]) == sorted(FULL) and e["threads"] == len(FULL), e
+            assert 1 <= e["omp_cap"] <= (len(FULL) + 1) // 2, e
 
 
 ORT_PY = ROOT / ".venv" / "ort" / "bin" / "python"

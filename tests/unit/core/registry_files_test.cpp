@@ -105,6 +105,7 @@ TEST(NodeEntry, VersionTwoFieldsAndVersionOne) {
   m.threads = 3;
   m.oversubscribed = 1;
   m.joined = 1700000000;
+  m.serves = true;
   gov::NodeMember back;
   const std::string text = entry_format(m);
   EXPECT_EQ(text.compare(0, 16, "parwidth-node 2 "), 0) << text;
@@ -116,6 +117,13 @@ TEST(NodeEntry, VersionTwoFieldsAndVersionOne) {
   EXPECT_EQ(back.threads, 3);
   EXPECT_EQ(back.oversubscribed, 1);
   EXPECT_EQ(back.joined, 1700000000);
+  EXPECT_TRUE(back.serves);
+  // An older version 2 entry (no serves=): not a server; a malformed one is refused.
+  ASSERT_TRUE(entry_parse("parwidth-node 2 9 8 0:0 plan=1x1 oversubscribed=0 joined=5\n", &back));
+  EXPECT_FALSE(back.serves);
+  for (const char* bad : {"parwidth-node 2 9 8 0:0 serves=2\n", "parwidth-node 2 9 8 0:0 serves=\n",
+                          "parwidth-node 2 9 8 0:0 serves=11\n"})
+    EXPECT_FALSE(entry_parse(bad, &back)) << bad;
   ASSERT_TRUE(entry_parse("parwidth-node 1 9 8 0:0,0:1\n", &back));
   EXPECT_EQ(back.pid, 9);
   EXPECT_EQ(back.cores.size(), 2u);

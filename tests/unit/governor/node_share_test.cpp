@@ -146,6 +146,71 @@ TEST(NodeShare, CoresWorthIsTheShareWithoutOverlap) {
   EXPECT_FALSE(node_share(same(3, cores(1, 4)), 2).overlap);
 }
 
+// Servers only: every one of them as wide as the cores they share, by time.
+TEST(NodeShare, ServersShareTheirCoresByTime) {
+  auto m = same(2, cores(2, 2));
+  for (NodeMember& x : m) x.serves = true;
+  for (size_t i = 0; i < 2; ++i) {
+    NodeShare s = node_share(m, i);
+    EXPECT_EQ(s.cpus, range(0, 3)) << i;
+    EXPECT_EQ(s.cores_worth, 4) << i;
+    EXPECT_TRUE(s.time_shared);
+    EXPECT_FALSE(s.overlap);
+    EXPECT_EQ(s.size, 2);
+    EXPECT_EQ(s.rank, static_cast<int>(i));
+    EXPECT_EQ(s.team_worth, 2) << i;  // what a split would give: half of four cores
+    EXPECT_NE(s.note.find("2 servers: shared by time"), std::string::npos) << s.note;
+  }
+  // More servers than cores: the same, each the whole worth (not n / k).
+  auto many = same(3, cores(1, 2));
+  for (NodeMember& x : many) x.serves = true;
+  EXPECT_EQ(node_share(many, 2).cpus, range(0, 1));
+  EXPECT_EQ(node_share(many, 2).cores_worth, 2);
+  EXPECT_EQ(node_share(many, 2).team_worth, 1);
+  // One server leaving changes nothing for the other: the same cores, the same worth.
+  NodeShare alone = node_share({m[1]}, 0);
+  EXPECT_EQ(alone.cpus, node_share(m, 1).cpus);
+  EXPECT_EQ(alone.cores_worth, node_share(m, 1).cores_worth);
+  EXPECT_FALSE(alone.time_shared);
+  EXPECT_EQ(alone.team_worth, 0);
+}
+
+// A batch job beside a server: split as any two members, both ways.
+TEST(NodeShare, AServerBesideABatchJobIsSplit) {
+  auto m = same(2, cores(1, 4));
+  m[0].serves = true;
+  for (size_t i = 0; i < 2; ++i) {
+    NodeShare s = node_share(m, i);
+    EXPECT_FALSE(s.time_shared) << i;
+    EXPECT_EQ(s.team_worth, 0) << i;
+    EXPECT_EQ(s.cores_worth, 2) << i;
+  }
+  EXPECT_EQ(node_share(m, 0).cpus, range(0, 1));
+  EXPECT_EQ(node_share(m, 1).cpus, range(2, 3));
+  // Three members, two of them servers: still a split of three.
+  auto three = same(3, cores(1, 6));
+  three[0].serves = three[2].serves = true;
+  EXPECT_EQ(node_share(three, 2).cpus, range(4, 5));
+  EXPECT_FALSE(node_share(three, 2).time_shared);
+}
+
+// Servers on cores of their own (disjoint budgets) keep them; where two
+// servers' budgets overlap with a batch job's only in part, the region the
+// servers alone share is shared by time and the rest is split.
+TEST(NodeShare, OnlyTheRegionsOfServersAloneAreTimeShared) {
+  std::vector<NodeMember> m = {{1, 1, cores(1, 6)}, {2, 2, cores(1, 6)}, {3, 3, cores(1, 4, 2)}};
+  m[0].serves = m[1].serves = true;
+  // Cores 0-1: the two servers alone, shared by time; cores 2-5: all three, split 2/1/1.
+  NodeShare s = node_share(m, 0);
+  EXPECT_TRUE(s.time_shared);
+  EXPECT_EQ(s.cpus, range(0, 3));
+  EXPECT_EQ(s.cores_worth, 4);
+  EXPECT_EQ(s.team_worth, 3);  // one of the servers' two cores, two of the rest's four
+  EXPECT_EQ(node_share(m, 1).cpus, (std::vector<int>{0, 1, 4}));
+  EXPECT_EQ(node_share(m, 2).cpus, (std::vector<int>{5}));
+  EXPECT_FALSE(node_share(m, 2).time_shared);
+}
+
 TEST(NodeShare, DisjointBudgetsAreLeftAlone) {
   // Two jobs in different cpusets (Slurm, taskset): nothing to divide.
   std::vector<NodeMember> m{{10, 1, cores(1, 4, 0)}, {11, 2, cores(1, 4, 4)}};

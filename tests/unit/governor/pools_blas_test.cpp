@@ -76,6 +76,33 @@ TEST(BlasFollowSize, Table) {
   for (const Case& c : kCases) EXPECT_EQ(blas_follow_size(c.threads, c.before), c.want) << c.what;
 }
 
+// Cores shared by time with other servers: a BLAS pool keeps to the team's
+// worth, as an OpenMP team does, whatever the plan's threads per pool.
+TEST(BlasTeamCap, Table) {
+  struct Case {
+    const char* what;
+    int threads, team_cap, count, after;
+  };
+  const Case kCases[] = {
+      {"two servers on four cores: the plan's 4, the pool 2", 4, 2, 4, 2},
+      {"not time-shared: the plan's", 4, 0, 8, 4},
+      {"a team's worth above the plan's threads: the plan's", 2, 4, 8, 2},
+      {"a smaller default stays", 4, 2, 1, 1},
+  };
+  for (const Case& c : kCases) {
+    PoolContext ctx = context(c.threads, true, false);
+    ctx.team_cap = c.team_cap;
+    BlasPoolFacts f;
+    f.count = c.count;
+    EXPECT_EQ(blas_pool_decide(ctx, f).setting.value, c.after) << c.what;
+    EXPECT_EQ(blas_follow_size(blas_cap_threads(c.threads, c.team_cap), c.count), c.after)
+        << c.what;
+  }
+  PoolContext ctx = context(4, true, true);
+  ctx.team_cap = 2;
+  EXPECT_EQ(blas_call_decide(ctx, 8).value, 2) << "a replaced call: the team's worth";
+}
+
 TEST(BlasCallDecide, Table) {
   struct Case {
     const char* what;

@@ -139,6 +139,31 @@ TEST(PlanOwner, TheSameGraphAgainChangesNothing) {
   EXPECT_EQ(owner.current()->generation, 3u);
 }
 
+// Cores shared by time with other servers: the plan is as wide as the cores,
+// the OpenMP cap at most the team's worth; later plans keep that ceiling, and
+// a share that is no longer time-shared (the same cores) lifts it.
+TEST(PlanOwner, ATimeSharedShareCapsTeamsAtTheirWorth) {
+  PlanOwner owner;
+  Planner p;
+  owner.change(activation({0, 1, 2, 3}, 1), planner_ref(p), nullptr);
+  Change t = share({0, 1, 2, 3});
+  t.team_worth = 2;
+  owner.change(t, planner_ref(p), nullptr);
+  auto now = owner.current();
+  EXPECT_EQ(now->generation, 2u);
+  EXPECT_EQ(now->plan.threads, 4);
+  EXPECT_EQ(now->omp_cap, 2);
+  owner.change(graph(4), planner_ref(p), nullptr);  // one thread per pool: under the ceiling
+  EXPECT_EQ(owner.current()->omp_cap, 1);
+  owner.change(graph(1), planner_ref(p), nullptr);
+  EXPECT_EQ(owner.current()->omp_cap, 2);
+  owner.change(t, planner_ref(p), nullptr);  // the same again: nothing changes
+  EXPECT_EQ(owner.current()->generation, 4u);
+  owner.change(share({0, 1, 2, 3}), planner_ref(p), nullptr);  // alone again
+  EXPECT_EQ(owner.current()->generation, 5u);
+  EXPECT_EQ(owner.current()->omp_cap, 4);
+}
+
 TEST(PlanOwner, ACapThatIsNotOursDoesNotMove) {
   PlanOwner owner;
   Planner p;
