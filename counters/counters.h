@@ -73,6 +73,13 @@ Status proc_read_threads(const ProcReadOptions& opt, ThreadStat* out, size_t cap
 // thread exited, a kernel without it); *out is then left alone.
 Status thread_waits_for_events(pid_t tid, bool* out);
 
+// Whether this process holds a listening socket (TCP or TCP6 in LISTEN, or a
+// Unix stream socket that accepts connections): it serves connections, as a
+// model server does. Its socket descriptors from /proc/self/fd (the first 64),
+// matched against /proc/self/net/{tcp,tcp6,unix} (each read up to 4 MiB). No
+// allocation. kUnsupported: /proc/self/fd cannot be read; *out is then left alone.
+Status process_listens(bool* out);
+
 // ---- PAPI backend: perf_event counters inherited by every later thread ----------------------
 
 struct PapiValues {

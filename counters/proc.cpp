@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 
 #include "counters/counters.h"
 #include "counters/fd.h"
@@ -93,6 +94,97 @@ unsigned idle_interval(uint8_t idle) {
 }
 
 }  // namespace
+
+namespace {
+
+// Calls f(line) for each line of a /proc file (NUL-terminated, without its
+// newline; longer lines than the buffer are cut), up to `limit` bytes.
+template <typename F>
+void proc_lines(const char* path, size_t limit, F&& f) {
+  const int fd = fd_above_stdio(open(path, O_RDONLY | O_CLOEXEC));
+  if (fd < 0) return;
+  char buf[8192];
+  size_t have = 0, total = 0;
+  for (;;) {
+    const ssize_t r = read(fd, buf + have, sizeof buf - 1 - have);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    have += static_cast<size_t>(r);
+    total += static_cast<size_t>(r);
+    size_t start = 0;
+    for (size_t i = 0; i < have; ++i) {
+      if (buf[i] != '\n') continue;
+      buf[i] = '\0';
+      f(buf + start);
+      start = i + 1;
+    }
+    if (start == 0 && have == sizeof buf - 1) {  // one line longer than the buffer
+      buf[have] = '\0';
+      f(buf);
+      start = have;
+    }
+    memmove(buf, buf + start, have - start);
+    have -= start;
+    if (total >= limit) break;
+  }
+  close(fd);
+}
+
+// The n-th whitespace-separated field of line (0-based), or nullptr.
+const char* field(const char* p, int n) {
+  for (int i = 0;; ++i) {
+    while (*p == ' ' || *p == '\t') ++p;
+    if (!*p) return nullptr;
+    if (i == n) return p;
+    while (*p && *p != ' ' && *p != '\t') ++p;
+  }
+}
+
+}  // namespace
+
+Status process_listens(bool* out) {
+  if (!out) return Status::kError;
+  const int fdd = fd_above_stdio(open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fdd < 0) return Status::kUnsupported;
+  uint64_t inodes[64];
+  size_t n = 0;
+  task_dir_each(fdd, [&](const char* name) {
+    if (n == sizeof inodes / sizeof inodes[0]) return;
+    char link[64];
+    const ssize_t len = readlinkat(fdd, name, link, sizeof link - 1);
+    if (len <= 8) return;
+    link[len] = '\0';
+    uint64_t ino = 0;
+    if (strncmp(link, "socket:[", 8) == 0 && u64_parse(link + 8, &ino)) inodes[n++] = ino;
+  });
+  close(fdd);
+  bool listens = false;
+  auto ours = [&](const char* p) {
+    uint64_t ino = 0;
+    if (!p || !u64_parse(p, &ino)) return false;
+    for (size_t i = 0; i < n; ++i)
+      if (inodes[i] == ino) return true;
+    return false;
+  };
+  const size_t kLimit = 4u << 20;
+  for (const char* path : {"/proc/self/net/tcp", "/proc/self/net/tcp6"}) {
+    if (listens || n == 0) break;
+    // "sl local rem st ... uid timeout inode": st 0A is LISTEN.
+    proc_lines(path, kLimit, [&](const char* line) {
+      const char* st = field(line, 3);
+      listens = listens || (st && strncmp(st, "0A ", 3) == 0 && ours(field(line, 9)));
+    });
+  }
+  if (!listens && n > 0) {
+    // "Num RefCount Protocol Flags Type St Inode Path": flag 00010000 accepts connections.
+    proc_lines("/proc/self/net/unix", kLimit, [&](const char* line) {
+      const char* flags = field(line, 3);
+      listens = listens || (flags && strncmp(flags, "00010000 ", 9) == 0 && ours(field(line, 6)));
+    });
+  }
+  *out = listens;
+  return Status::kOk;
+}
 
 Status thread_waits_for_events(pid_t tid, bool* out) {
   if (!out) return Status::kError;

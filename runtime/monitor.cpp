@@ -60,7 +60,11 @@ alignas(State) unsigned char g_storage[sizeof(State)];
 State* g = nullptr;
 // fixed_pools_note: outside State, as hooks may note pools before monitor::start.
 std::atomic<bool> g_fixed_pools{false};
-std::atomic<bool> g_event_loop{false};   // event_loop_seen
+std::atomic<bool> g_event_loop{false};  // event_loop_seen
+// Samples with an event loop seen until the listening sockets are looked at
+// again (the sampler thread's own: a socket may be opened after its loop ran).
+int g_listen_wait = 0;
+constexpr int kListenRecheck = 20;
 std::atomic<bool> g_threads_ran{false};  // threads_ran
 
 // What the threads made after activation must have run (CPU or run-queue
@@ -140,10 +144,15 @@ void roles_of(const counters::Sample& s, gov::OversubSample* o) {
       bool waits = false;
       if (counters::thread_waits_for_events(static_cast<pid_t>(t.tid), &waits) ==
               counters::Status::kOk &&
-          waits) {
+          waits)
         d.event_loop = true;
+    }
+    if (d.event_loop && !g_event_loop.load(std::memory_order_relaxed) && g_listen_wait-- <= 0) {
+      bool listens = false;
+      if (counters::process_listens(&listens) == counters::Status::kOk && listens)
         g_event_loop.store(true, std::memory_order_relaxed);
-      }
+      else
+        g_listen_wait = kListenRecheck;
     }
     const double cpus = dt > 0 ? static_cast<double>(ran) / dt : 0;
     if (d.role == 1) {
@@ -338,7 +347,8 @@ void reset_after_fork() {
   g->t0 = 0;
   new (&g->kept) std::vector<std::pair<long, cpu_set_t>>();
   new (&g->demand_prev) std::vector<State::Demand>();
-  g_event_loop.store(false);   // the child's threads are looked at afresh
+  g_event_loop.store(false);  // the child's threads are looked at afresh
+  g_listen_wait = 0;
   g_threads_ran.store(false);  // and its own threads have not run yet
   g->made_ran_ns = 0;
   new (&g->demand_now) std::vector<State::Demand>();

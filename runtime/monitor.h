@@ -38,8 +38,11 @@ void start(const Setup& setup, int period_ms, double budget_cpus, int omp_cap);
 void fixed_pools_note();
 // Whether fixed_pools_note was called (in this process, or in its parent before a fork).
 bool fixed_pools_noted();
-// Whether a thread of the process was seen waiting for events (an event loop:
-// the process serves requests), since the monitor started.
+// Whether the process serves requests, since the monitor started: a thread of
+// it was seen waiting for events (an event loop) while it holds a listening
+// socket. A batch job's thread that waits in poll or select (a DataLoader's
+// main thread for its workers' batches, a parent for its child's output)
+// listens on nothing, and stays a batch job.
 bool event_loop_seen();
 // Whether the threads the process made after activation (its pools', its
 // own) have run at all: together 20 ms of CPU or run-queue time, since the

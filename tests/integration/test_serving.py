@@ -250,6 +250,53 @@ def node_members(reg):
     return {m["pid"]: m for m in json.loads(out.stdout)["members"]}
 
 
+POLLER = r"""
+import os, select, socket, sys, threading
+def spin():
+    while True:
+        sum(range(10000))
+for _ in range(2):
+    threading.Thread(target=spin, daemon=True).start()
+if sys.argv[1] == "listen":
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+r, w = os.pipe()
+print("ready", flush=True)
+while True:  # the main thread waits in select, as a DataLoader's waits for its workers
+    select.select([r, sys.stdin], [], [], 0.05)
+    if sys.stdin in select.select([sys.stdin], [], [], 0)[0]:
+        break
+"""
+
+
+@needs_two_cpus
+@pytest.mark.parametrize("listens", [False, True], ids=["batch", "listening"])
+def test_a_process_serves_when_its_event_loop_waits_with_a_listening_socket(tmp_path, listens):
+    """A process whose main thread waits in select between its busy threads'
+    work is a batch job (a DataLoader's training loop waits so for its workers)
+    unless it also holds a listening socket: the node registry says which."""
+    reg = tmp_path / "reg"
+    script = tmp_path / "poller.py"
+    script.write_text(POLLER)
+    env = clean_env(LD_PRELOAD=LIB, PARWIDTH_NODE_DIR=reg, PARWIDTH_MONITOR_MS=50)
+    p = subprocess.Popen([sys.executable, str(script), "listen" if listens else "batch"], env=env,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        member = poll(lambda: node_members(reg).get(p.pid), timeout=30, what="it to join")
+        if listens:
+            member = poll(lambda: node_members(reg)[p.pid]["serves"] and node_members(reg)[p.pid],
+                          timeout=30, what="its entry to say it serves")
+        else:
+            time.sleep(2)  # forty samples with its main thread in select
+            member = node_members(reg)[p.pid]
+        assert member["serves"] == listens, member
+    finally:
+        p.stdin.close()
+        assert p.wait(timeout=30) == 0
+
+
 @needs_two_cpus
 def test_servers_share_their_cores_by_time_and_a_batch_job_beside_them_is_split(toggle,
                                                                                tmp_path):

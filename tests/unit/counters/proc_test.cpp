@@ -1,7 +1,14 @@
 // /proc reader: every thread of the process, with its run-queue delay, switches and affinity.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
 
 #include <condition_variable>
 #include <mutex>
@@ -117,6 +124,59 @@ TEST(ProcRead, BadArgumentsAreErrors) {
   EXPECT_EQ(proc_read_threads(ProcReadOptions{}, nullptr, 4, &n, &total), Status::kError);
   ThreadStat t;
   EXPECT_EQ(proc_read_threads(ProcReadOptions{}, &t, 1, nullptr, &total), Status::kError);
+}
+
+// A process serves connections while it holds a listening socket: TCP on
+// IPv4 or IPv6, or a Unix stream socket; a connected pair or a socket that
+// only connects out is no server.
+TEST(ProcessListens, SeesListeningSocketsOnly) {
+  bool listens = true;
+  ASSERT_EQ(process_listens(&listens), Status::kOk);
+  EXPECT_FALSE(listens) << "the test binary listens on nothing";
+  int pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  const int bound = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(bound, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);  // bound, not listening
+  ASSERT_EQ(process_listens(&listens), Status::kOk);
+  EXPECT_FALSE(listens);
+  ASSERT_EQ(listen(bound, 4), 0);
+  ASSERT_EQ(process_listens(&listens), Status::kOk);
+  EXPECT_TRUE(listens) << "TCP";
+  close(bound);
+  ASSERT_EQ(process_listens(&listens), Status::kOk);
+  EXPECT_FALSE(listens);
+
+  const int six = socket(AF_INET6, SOCK_STREAM, 0);
+  if (six >= 0) {
+    sockaddr_in6 a6{};
+    a6.sin6_family = AF_INET6;
+    a6.sin6_addr = in6addr_loopback;
+    if (bind(six, reinterpret_cast<sockaddr*>(&a6), sizeof a6) == 0 && listen(six, 4) == 0) {
+      ASSERT_EQ(process_listens(&listens), Status::kOk);
+      EXPECT_TRUE(listens) << "TCP6";
+    }
+    close(six);
+  }
+
+  const int ux = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un u{};
+  u.sun_family = AF_UNIX;
+  snprintf(u.sun_path, sizeof u.sun_path, "/tmp/pw-listens-%d.sock", static_cast<int>(getpid()));
+  unlink(u.sun_path);
+  ASSERT_EQ(bind(ux, reinterpret_cast<sockaddr*>(&u), sizeof u), 0);
+  ASSERT_EQ(listen(ux, 4), 0);
+  ASSERT_EQ(process_listens(&listens), Status::kOk);
+  EXPECT_TRUE(listens) << "Unix";
+  close(ux);
+  unlink(u.sun_path);
+  close(pair[0]);
+  close(pair[1]);
+  ASSERT_EQ(process_listens(&listens), Status::kOk);
+  EXPECT_FALSE(listens);
+  EXPECT_EQ(process_listens(nullptr), Status::kError);
 }
 
 }  // namespace
