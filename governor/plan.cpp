@@ -97,4 +97,17 @@ Plan plan_shared(Plan p, const std::vector<int>& cpus) {
   return p;
 }
 
+Plan plan_time_shared(Plan p) {
+  std::vector<int> cpus;
+  for (const std::vector<int>& set : p.core_sets) cpus.insert(cpus.end(), set.begin(), set.end());
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  if (cpus.empty()) return p;
+  for (std::vector<int>& set : p.core_sets) set = cpus;
+  p.shared = true;
+  p.notes.push_back("cores shared by time with other servers: each pool may use " +
+                    std::to_string(cpus.size()) + " CPUs, the kernel balances the threads");
+  return p;
+}
+
 }  // namespace pw::gov

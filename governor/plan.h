@@ -85,4 +85,10 @@ Plan plan_for(const BudgetView& budget, const GraphWidth& width, const PlanOptio
 // all of `cpus`, and `shared` is set. Pools and threads are p's.
 Plan plan_shared(Plan p, const std::vector<int>& cpus);
 
+// `p` on cores shared by time with other servers (governor/node_share): every
+// pool's set is the union of p's sets, pools and threads p's, `shared` set.
+// Whose burst runs moves from moment to moment; a thread pinned to one core
+// would wait behind a neighbour's there while another core is free.
+Plan plan_time_shared(Plan p);
+
 }  // namespace pw::gov

@@ -269,6 +269,7 @@ std::shared_ptr<const InForce> plan_change(Runtime& r, const Change& c) {
       [&r](const InForce& next, bool* found) {
         std::vector<std::string> warnings;
         gov::Plan p = plan_on(r, next.budget, next.shared_worth, next.graph, &warnings, found);
+        if (next.team_worth > 0) p = gov::plan_time_shared(std::move(p));
         // Keyed by the text: a bad calibration and a bad stored plan each warn once.
         for (const std::string& w : warnings) warn_once(w, w);
         return p;

@@ -105,6 +105,26 @@ TEST(ThreadTable, APlanOnSharedCoresPinsToThePoolsSet) {
   EXPECT_GE(r.assign(-1).cpu, 0);
 }
 
+TEST(ThreadTable, APlanOnCoresSharedByTimePinsToAllOfThem) {
+  // Two servers sharing four cores by time, a plan of two pools: each pool's
+  // set is all four cores, and a thread is pinned to them, not one core.
+  Plan two;
+  two.pools = 2;
+  two.threads = 2;
+  two.core_sets = {{2, 3}, {0, 1}};
+  const Plan t = plan_time_shared(two);
+  EXPECT_TRUE(t.shared);
+  EXPECT_EQ(t.core_sets, (std::vector<std::vector<int>>{{0, 1, 2, 3}, {0, 1, 2, 3}}));
+  EXPECT_EQ(t.pools, 2);
+  EXPECT_EQ(t.threads, 2);
+  ThreadTable r;
+  r.reset(t, PinMode::kCore);
+  const Assignment a = r.assign(-1);
+  EXPECT_GE(a.pool, 0);
+  EXPECT_EQ(a.cpu, -1);
+  EXPECT_TRUE(plan_time_shared(Plan{}).core_sets.empty());
+}
+
 TEST(ThreadTable, NoPlanMeansNoAssignment) {
   ThreadTable r;
   r.reset(Plan{}, PinMode::kCore);
