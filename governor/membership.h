@@ -52,8 +52,9 @@ struct MembershipInput {
   // and processes starting beside it see it at once.
   bool announced = false;
   bool fixed_pools = false;  // it holds such pools (made earlier)
-  // An event loop of the process waits for events (a server's, between its
-  // requests): its idle times are waits for traffic, not work done.
+  // It serves requests (monitor::event_loop_seen: an event loop waiting for
+  // events while it holds a listening socket): its idle times are waits for
+  // traffic, not work done.
   bool serves = false;
   // The process is exiting (the interpreter finalises, exit() was called):
   // whatever it runs now is its teardown, not work that needs a share. It

@@ -32,8 +32,9 @@ struct NodeMember {
   int threads = 0;
   int oversubscribed = -1;
   long long joined = 0;
-  // It serves requests: an event loop of it was seen waiting for them (a
-  // model server). Part of the division: see node_share.
+  // It serves requests: an event loop of it was seen waiting for them while
+  // it holds a listening socket (a model server). Part of the division: see
+  // node_share.
   bool serves = false;
 };
 

@@ -88,13 +88,22 @@ Plan plan_for(const BudgetView& budget, const GraphWidth& width, const PlanOptio
   return p;
 }
 
-Plan plan_shared(Plan p, const std::vector<int>& cpus) {
+namespace {
+
+// Every pool's set all of `cpus`, `shared` set, and why in the notes.
+Plan on_all(Plan p, const std::vector<int>& cpus, const char* why) {
   if (cpus.empty()) return p;
   for (std::vector<int>& set : p.core_sets) set = cpus;
   p.shared = true;
-  p.notes.push_back("cores shared with more governed processes than cores: each pool may use " +
-                    std::to_string(cpus.size()) + " CPUs, the kernel balances the threads");
+  p.notes.push_back(std::string(why) + ": each pool may use " + std::to_string(cpus.size()) +
+                    " CPUs, the kernel balances the threads");
   return p;
+}
+
+}  // namespace
+
+Plan plan_shared(Plan p, const std::vector<int>& cpus) {
+  return on_all(std::move(p), cpus, "cores shared with more governed processes than cores");
 }
 
 Plan plan_time_shared(Plan p) {
@@ -102,12 +111,7 @@ Plan plan_time_shared(Plan p) {
   for (const std::vector<int>& set : p.core_sets) cpus.insert(cpus.end(), set.begin(), set.end());
   std::sort(cpus.begin(), cpus.end());
   cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
-  if (cpus.empty()) return p;
-  for (std::vector<int>& set : p.core_sets) set = cpus;
-  p.shared = true;
-  p.notes.push_back("cores shared by time with other servers: each pool may use " +
-                    std::to_string(cpus.size()) + " CPUs, the kernel balances the threads");
-  return p;
+  return on_all(std::move(p), cpus, "cores shared by time with other servers");
 }
 
 }  // namespace pw::gov

@@ -52,7 +52,8 @@ struct RebuildInput {
   // The longest time with no run in flight since the plan changed; from the
   // watcher, the pause it is in now.
   double paused_s = 0;
-  // The process serves requests (an event loop of it was seen waiting for them).
+  // The process serves requests (an event loop of it was seen waiting for them
+  // while it holds a listening socket).
   bool serves = false;
   int rebuilds = 0;  // times the session was made again for a plan (0: as the program made it)
 };

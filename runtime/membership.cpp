@@ -121,7 +121,8 @@ void node_apply(Runtime& r, const gov::NodeShare& share, const std::string& when
 }
 
 // Rewrites our entry when what `parwidth node` shows of us changed: the plan
-// in force, the monitor's verdict (on the sampler thread, or before it runs).
+// in force, the monitor's verdict, whether it serves (on the sampler thread,
+// or before it runs).
 void node_entry_refresh(Runtime& r, uint64_t t_ns) {
   if (!r.node.published()) return;
   gov::NodeMember self = r.node.self();
@@ -131,11 +132,11 @@ void node_entry_refresh(Runtime& r, uint64_t t_ns) {
   // Whether it serves is part of the division (servers share their cores by
   // time): written as soon as its event loop is seen.
   const bool serves = monitor::event_loop_seen();
-  const bool plan_same = self.pools == pools && self.threads == p.threads && self.serves == serves;
-  if (plan_same && self.oversubscribed == verdict) return;
+  const bool rest_same = self.pools == pools && self.threads == p.threads && self.serves == serves;
+  if (rest_same && self.oversubscribed == verdict) return;
   // A verdict that flips sample by sample on a loaded machine is rewritten
   // at most once a second: each rewrite is a file the others must re-read.
-  if (plan_same && r.node_refresh_ns && t_ns - r.node_refresh_ns < 1000000000ull) return;
+  if (rest_same && r.node_refresh_ns && t_ns - r.node_refresh_ns < 1000000000ull) return;
   r.node_refresh_ns = t_ns;
   self.pools = pools;
   self.threads = p.threads;

@@ -199,6 +199,31 @@ def test_an_idle_server_does_not_join_at_sigterm(toggle, tmp_path):
     assert len(node) <= 1, node
 
 
+class Traffic:
+    """Clients that each call /infer back to back on their port until stopped;
+    errors are kept for the test to assert on."""
+
+    def __init__(self, ports):
+        self.stop = threading.Event()
+        self.errors = []
+        self.clients = [threading.Thread(target=self.run, args=(p,), daemon=True) for p in ports]
+        for c in self.clients:
+            c.start()
+
+    def run(self, port):
+        while not self.stop.is_set():
+            try:
+                get(port)
+            except OSError as e:
+                self.errors.append(e)
+                return
+
+    def end(self):
+        self.stop.set()
+        for c in self.clients:
+            c.join(timeout=120)
+
+
 def test_the_advice_for_a_server_names_its_event_loop_as_the_programs_own_thread(tmp_path):
     """A server confined to one CPU and asked for more than it can serve: its
     request threads (FastAPI's thread pool, each running the model) wait for
@@ -209,28 +234,13 @@ def test_the_advice_for_a_server_names_its_event_loop_as_the_programs_own_thread
     cpu = sorted(FULL)[0]
     server, port = start_server(tmp_path, tmp_path / "s.json", prefix=["taskset", "-c", str(cpu)],
                                 PARWIDTH_NODE_DIR=tmp_path / "reg")
-    stop = threading.Event()
-    errors = []
-
-    def hammer():
-        while not stop.is_set():
-            try:
-                get(port)
-            except OSError as e:
-                errors.append(e)
-                return
-
-    clients = [threading.Thread(target=hammer, daemon=True) for _ in range(6)]
+    traffic = Traffic([port] * 6)
     try:
-        for c in clients:
-            c.start()
         time.sleep(6)
     finally:
-        stop.set()
-        for c in clients:
-            c.join(timeout=120)
+        traffic.end()
         stop_server(server)
-    assert not errors, errors
+    assert not traffic.errors, traffic.errors
     monitor = load(tmp_path / "s.json")["monitor"]
     advice = [a["text"] for a in monitor["actions"] if a["kind"] == "advice"]
     assert advice, monitor["actions"]
@@ -309,24 +319,10 @@ def test_servers_share_their_cores_by_time_and_a_batch_job_beside_them_is_split(
     reg = tmp_path / "reg"
     servers = [start_server(tmp_path, tmp_path / f"s{i}.json", PARWIDTH_NODE_DIR=reg)
                for i in range(2)]
-    stop = threading.Event()
-    errors = []
-
-    def traffic(port):
-        while not stop.is_set():
-            try:
-                get(port)
-            except OSError as e:
-                errors.append(e)
-                return
-
-    clients = [threading.Thread(target=traffic, args=(port,), daemon=True)
-               for _, port in servers for _ in range(2)]
+    traffic = Traffic([port for _, port in servers for _ in range(2)])
     pids = {p.pid for p, _ in servers}
     batch = None
     try:
-        for c in clients:
-            c.start()
 
         def time_shared():
             m = node_members(reg)
@@ -357,14 +353,12 @@ def test_servers_share_their_cores_by_time_and_a_batch_job_beside_them_is_split(
         batch = None
         poll(time_shared, timeout=60, what="the servers to share every core by time again")
     finally:
-        stop.set()
-        for c in clients:
-            c.join(timeout=120)
+        traffic.end()
         if batch:
             batch.kill()
         for p, _ in servers:
             stop_server(p)
-    assert not errors, errors
+    assert not traffic.errors, traffic.errors
     for i in range(2):
         # Each time-shared plan: threads as wide as the node, its OpenMP teams within
         # what a split would give (their threads wait for each other at every region's end).
