@@ -15,4 +15,22 @@ PinVerdict pin_verdict(const PinFacts& f) {
   return v;
 }
 
+PinMode pin_in_force(PinMode chosen, bool children, bool forked) {
+  return chosen == PinMode::kCore && (children || forked) ? PinMode::kPool : chosen;
+}
+
+bool children_step(ChildrenHold* h, bool seen, int hold) {
+  if (seen) {
+    h->absent = 0;
+    if (h->on) return false;
+    h->on = true;
+    return true;
+  }
+  if (!h->on) return false;
+  if (++h->absent < (hold > 0 ? hold : 1)) return false;
+  h->on = false;
+  h->absent = 0;
+  return true;
+}
+
 }  // namespace pw::gov

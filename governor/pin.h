@@ -27,4 +27,26 @@ struct PinVerdict {
 
 PinVerdict pin_verdict(const PinFacts& f);
 
+// The pin mode in force. Child processes run on the process's cores while they
+// live (DataLoader workers, a multiprocessing pool, a helper it spawned): a
+// pool thread held to one core cannot step aside for one of them, and its
+// team's barrier then waits for the thread that shares its core. While
+// children run, pool threads pinned one per core are pinned to their pool's
+// cores instead, where the kernel balances them with the children; so are a
+// forked child's (`forked`), which runs beside its parent on the parent's
+// cores. The user's PARWIDTH_PIN=pool or none stands as it is.
+PinMode pin_in_force(PinMode chosen, bool children, bool forked);
+
+// Whether the process has children, as the monitor's samples see them, held:
+// from the first sample that sees one until `hold` samples in a row have seen
+// none. A DataLoader starts its workers again each epoch, a pool of workers
+// may be replaced one by one: each gap would otherwise move every pool thread
+// twice.
+struct ChildrenHold {
+  bool on = false;
+  int absent = 0;  // samples in a row without a child, while on
+};
+// One sample: `seen` whether a child was seen. True when `on` changed.
+bool children_step(ChildrenHold* h, bool seen, int hold);
+
 }  // namespace pw::gov

@@ -63,10 +63,18 @@ void ThreadTable::reset(const Plan& plan, PinMode pin) {
 }
 
 unsigned ThreadTable::replan(const Plan& plan) {
+  return replan(plan, layout_.load(std::memory_order_acquire)->pin);
+}
+
+unsigned ThreadTable::replan(const Plan& plan, PinMode pin) {
   Layout* old = layout_.load(std::memory_order_acquire);
-  Layout* l = layout_make(plan, old->pin, old->generation + 1);
+  Layout* l = layout_make(plan, pin, old->generation + 1);
   layout_.store(l, std::memory_order_release);
   return l->generation;
+}
+
+PinMode ThreadTable::pin() const {
+  return layout_.load(std::memory_order_acquire)->pin;
 }
 
 Assignment ThreadTable::assign_in(Layout* l, int pool, bool wrap) {

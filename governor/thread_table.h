@@ -64,6 +64,9 @@ class ThreadTable {
   void reset(const Plan& plan, PinMode pin);
   // Follows a new plan from now on; records are kept. Returns its generation.
   unsigned replan(const Plan& plan);
+  // The same, and pins new threads by `pin` from now on.
+  unsigned replan(const Plan& plan, PinMode pin);
+  PinMode pin() const;
 
   // A new thread created by a member of creator_pool (>= 0) joins that pool
   // and takes its next core; one created by a non-member (the main thread,

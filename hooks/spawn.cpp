@@ -41,6 +41,12 @@ class WidenForSpawn {
   bool restore_ = false;
 };
 
+// The calling thread has a child now: the monitor reads its children too.
+int spawned(int rc) {
+  if (rc == 0 && rt::selected()) rt::child_started();
+  return rc;
+}
+
 }  // namespace
 }  // namespace pw::hooks
 
@@ -50,7 +56,7 @@ PW_HOOK(int, posix_spawn,
   auto real = PW_REAL(posix_spawn);
   if (!real) return PW_MISSING(posix_spawn);
   pw::hooks::WidenForSpawn widen(envp);
-  return real(pid, path, actions, attr, argv, envp);
+  return pw::hooks::spawned(real(pid, path, actions, attr, argv, envp));
 }
 
 PW_HOOK(int, posix_spawnp,
@@ -59,5 +65,5 @@ PW_HOOK(int, posix_spawnp,
   auto real = PW_REAL(posix_spawnp);
   if (!real) return PW_MISSING(posix_spawnp);
   pw::hooks::WidenForSpawn widen(envp);
-  return real(pid, file, actions, attr, argv, envp);
+  return pw::hooks::spawned(real(pid, file, actions, attr, argv, envp));
 }

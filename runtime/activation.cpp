@@ -32,10 +32,13 @@ bool same_layout(const gov::Plan& a, const gov::Plan& b) {
 void plan_apply(Runtime& r, const InForce* before, const InForce& now,
                 std::vector<std::string>* applied) {
   const bool plan_changed = !before || !same_layout(before->plan, now.plan);
+  const gov::PinMode pin = gov::pin_in_force(r.opt.pin, now.children, r.forked_child);
+  const bool pin_changed =
+      before && pin != gov::pin_in_force(r.opt.pin, before->children, r.forked_child);
   if (!before) {
-    r.threads.reset(now.plan, r.opt.pin);
-  } else if (plan_changed)
-    r.threads.replan(now.plan);
+    r.threads.reset(now.plan, pin);
+  } else if (plan_changed || pin_changed)
+    r.threads.replan(now.plan, pin);
   const bool team_changed = !before || before->team_worth != now.team_worth;
   if (team_changed) r.team_cap.store(now.team_worth, std::memory_order_relaxed);
   const bool cap_changed = !before || before->omp_cap != now.omp_cap;
@@ -50,7 +53,11 @@ void plan_apply(Runtime& r, const InForce* before, const InForce& now,
   if (!before || r.state.load(std::memory_order_acquire) != kActive) return;
   if ((plan_changed || team_changed) && g_hooks.blas_follow)
     g_hooks.blas_follow(gov::blas_cap_threads(now.plan.threads, now.team_worth));
-  if (plan_changed) applied->push_back(std::to_string(repin_threads(r)) + " threads re-pinned");
+  if (plan_changed || pin_changed)
+    applied->push_back(std::to_string(repin_threads(r)) +
+                       (!pin_changed                 ? " threads re-pinned"
+                        : pin == gov::PinMode::kPool ? " threads re-pinned to their pools' cores"
+                                                     : " threads re-pinned one per core"));
   const bool budget_changed = before->budget.cpus != now.budget.cpus;
   if (budget_changed && process_confines(r)) {
     const bool was = !r.process_mask.empty();
@@ -169,7 +176,7 @@ void activate() {
                          omp_cap_change,
                          r.opt.mode == opt::Mode::kGovern,
                          r.opt.papi != opt::PapiMode::kOff,
-                         r.node_member ? node_tick : nullptr,
+                         process_tick,
                          keep ? &verdict : nullptr};
     const topo::Budget& b = now->budget;
     const double cpus =

@@ -210,6 +210,11 @@ bool exec_prepare(char* const envp[], ExecPrep* out) noexcept;
 void single_threaded_begin();
 void single_threaded_end();
 
+// The calling thread started a child process (fork's parent handler, the
+// spawn hooks): the monitor reads that thread's children too (children.cpp).
+// No allocation, no lock.
+void child_started();
+
 // Lifecycle (preload/main.cpp).
 void on_load();
 void on_exit();

@@ -53,7 +53,11 @@ PlanOwner::Merge PlanOwner::merge(const Change& c, const InForce* base, InForce*
       // Only a cap that is ours moves (0: the user's OMP_NUM_THREADS stands).
       if (base->omp_cap <= 0 || c.omp_cap <= 0 || c.omp_cap == base->omp_cap) return Merge::kSame;
       next->omp_cap = c.omp_cap;
-      return Merge::kCapOnly;
+      return Merge::kKeepPlan;
+    case Kind::kChildren:
+      if (c.children == base->children) return Merge::kSame;
+      next->children = c.children;
+      return Merge::kKeepPlan;
     case Kind::kActivation:
       break;
   }

@@ -40,6 +40,9 @@ struct InForce {
   bool calibration_found = false;
   gov::Plan plan;
   int omp_cap = 0;  // the OpenMP team cap; 0: OpenMP teams are not capped (the user's count)
+  // Child processes run on the process's cores (gov::pin_in_force: pool threads
+  // pinned one per core are pinned to their pool's cores meanwhile).
+  bool children = false;
 };
 
 // One change, with only the inputs of its kind.
@@ -49,6 +52,7 @@ struct Change {
     kGraph,       // graph
     kShare,       // budget, shared_worth and team_worth (a node share, or the whole budget again)
     kCap,         // omp_cap (the monitor lowered or raised it)
+    kChildren,    // children (child processes came, or the last one went)
   };
   Kind kind = Kind::kActivation;
   std::string cause;
@@ -57,6 +61,7 @@ struct Change {
   int team_worth = 0;
   planning::GraphSummary graph;
   int omp_cap = 0;
+  bool children = false;
   // kActivation: the plan already made on exactly these inputs (planning the
   // process at activation makes it), so the planner is not asked.
   bool planned = false;
@@ -113,7 +118,7 @@ class PlanOwner {
   static constexpr size_t kTimelineKept = 64;
 
  private:
-  enum class Merge { kSame, kCapOnly, kReplan, kPlanned };
+  enum class Merge { kSame, kKeepPlan, kReplan, kPlanned };
   static Merge merge(const Change& c, const InForce* base, InForce* next);
   void timeline_add(TimelineEntry e);
 
@@ -125,7 +130,7 @@ class PlanOwner {
   std::vector<TimelineEntry> timeline_;
   size_t timeline_dropped_ = 0;
   unsigned recomputed_ = 0;  // under change_mu_
-  unsigned counts_[4] = {};  // per Change::Kind, under change_mu_
+  unsigned counts_[5] = {};  // per Change::Kind, under change_mu_
 };
 
 }  // namespace pw::rt

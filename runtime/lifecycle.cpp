@@ -174,7 +174,9 @@ void on_fork_prepare() {
   if (selected()) g->mu.lock();
 }
 void on_fork_parent() {
-  if (selected()) g->mu.unlock();
+  if (!selected()) return;
+  g->mu.unlock();
+  child_started();
 }
 void on_fork_child() {
   if (!selected()) return;
@@ -221,6 +223,12 @@ void on_fork_child() {
   // rather than lock it (what the old one holds is small and stays behind).
   new (&r.threads) gov::ThreadTable();
   new (&r.repin_mu) std::mutex();  // likewise: the monitor may have held it
+  // The parent's children are not ours; the monitor thread may have been
+  // changing the list at fork().
+  for (std::atomic<long>& f : r.forkers) f.store(0, std::memory_order_relaxed);
+  new (&r.children_ticks) std::vector<std::pair<long, unsigned long long>>();
+  r.children_hold = gov::ChildrenHold();
+  r.children_samples = 0;
   // The child's plan in force is its own, from its activation on: the parent's
   // snapshot, timeline and the owner's locks (another thread may have held
   // them at fork()) are left behind, as the thread table's are.

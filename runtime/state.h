@@ -126,6 +126,14 @@ struct Runtime {
   // samples after a member's last listing it came.
   uint64_t node_samples = 0;
   std::vector<std::pair<long, uint64_t>> node_listed;
+  // Threads that forked or spawned a child (their /proc/self/task/<tid>/children
+  // list it; 0: free): written by the fork and spawn hooks, read by the monitor.
+  std::atomic<long> forkers[8] = {};
+  // The monitor thread's look at the children (children.cpp): whether they run
+  // (held), and each child's CPU time in clock ticks at the last sample.
+  gov::ChildrenHold children_hold;
+  std::vector<std::pair<long, unsigned long long>> children_ticks;
+  unsigned children_samples = 0;
   // Each governed thread's tid, under a key whose destructor retires its record.
   pthread_key_t thread_key{};
   bool thread_key_made = false;
@@ -224,5 +232,13 @@ gov::Plan plan_on(const Runtime& r, const topo::Budget& b, int worth,
                   bool* found);
 void node_join(Runtime& r);
 void node_tick(uint64_t t_ns, double busy_cpus);
+
+// children.cpp
+// On the monitor thread, every sample: whether a child process ran since the
+// last one, held for a second (gov::children_step), and the pin mode that puts
+// in force (a kChildren change).
+void children_tick();
+// The monitor's tick (monitor::Setup::tick): the children, then the node registry.
+void process_tick(uint64_t t_ns, double busy_cpus);
 
 }  // namespace pw::rt

@@ -72,13 +72,17 @@ std::string in_force_json(Runtime& r, const InForce& now) {
   w.key("threads").value(now.plan.threads);
   w.key("omp_cap").value(now.omp_cap);
   w.key("cpus").ints(now.budget.cpus);
+  const gov::PinMode pin = gov::pin_in_force(r.opt.pin, now.children, r.forked_child);
+  w.key("pin").value(pin == gov::PinMode::kCore   ? "core"
+                     : pin == gov::PinMode::kPool ? "pool"
+                                                  : "none");
   // How many changes of each kind came into force (the timeline keeps only its
   // first and latest entries), and plans computed again because another change
   // landed meanwhile.
   const std::vector<unsigned> counts = r.owner.counts();
-  const char* const kinds[] = {"activation", "graph", "node", "monitor"};
+  const char* const kinds[] = {"activation", "graph", "node", "monitor", "children"};
   w.key("changes").begin_object();
-  for (size_t i = 0; i < counts.size() && i < 4; ++i) w.key(kinds[i]).value(counts[i]);
+  for (size_t i = 0; i < counts.size() && i < 5; ++i) w.key(kinds[i]).value(counts[i]);
   w.key("recomputed").value(r.owner.recomputed());
   w.end_object();
   w.key("read").value(given ? "before exit, from the program's side (Python's atexit)"

@@ -478,6 +478,36 @@ def test_forked_child_reports_on_its_own(tmp_path):
     assert sum(1 for r in reports.values() if len(r["threads"]) == 3) == 1
 
 
+
+@pytest.mark.skipif(len(FULL) < 2, reason="needs at least 2 CPUs")
+def test_pool_threads_step_aside_while_a_child_runs(tmp_path):
+    """A team pinned one thread per core, and a forked child busy on the same
+    cores (a DataLoader's worker): while it runs the team's threads may use
+    the pool's cores, one core each again once it is gone; the forked child's
+    own threads are pinned to the pool's cores from the start."""
+    report = tmp_path / "r.json"
+    # PAPI off: with counters that count the children the monitor may also lower the
+    # team's cap, and a team of one has no worker thread to look at.
+    p = run([BIN / "children_pins"], REPORT=report, NODE="off", PAPI="off")
+    assert p.returncode == 0, p.stdout + p.stderr
+    r = load(report)
+    want = min(len(cores) for cores in r["plan"]["core_sets"])
+    if want < 2:
+        pytest.skip(f"the plan's pools have one core each here ({r['plan']['core_sets']})")
+    lines = p.stdout.splitlines()
+    assert f"while the child runs: narrowest worker {want}" in lines, (lines, r["plan_timeline"])
+    assert "after the child: widest worker 1" in lines, (lines, r["plan_timeline"])
+    child = [ln for ln in lines if ln.startswith("child thread cpus ")]
+    assert child and int(child[0].split()[-1]) > 1, lines
+    causes = [e["cause"] for e in r["plan_timeline"]]
+    began = [e for e in r["plan_timeline"] if e["cause"].startswith("children: 1 child")]
+    ended = [e for e in r["plan_timeline"] if e["cause"].startswith("children: none")]
+    assert len(began) == 1 and len(ended) == 1, causes
+    assert "re-pinned to their pools' cores" in began[0]["applied"][0], began
+    assert "re-pinned one per core" in ended[0]["applied"][0], ended
+    assert r["in_force"]["changes"]["children"] == 2 and r["in_force"]["pin"] == "core"
+
+
 # ------------------------------------------------------ garbage in, fail open
 
 

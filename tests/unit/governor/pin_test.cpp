@@ -60,5 +60,58 @@ TEST(PinVerdict, Table) {
   }
 }
 
+TEST(PinInForce, Table) {
+  struct Case {
+    const char* what;
+    PinMode chosen;
+    bool children, forked;
+    PinMode in_force;
+  };
+  const Case kCases[] = {
+      {"one core per thread, alone", PinMode::kCore, false, false, PinMode::kCore},
+      {"one core per thread, children running: the pool's cores", PinMode::kCore, true, false,
+       PinMode::kPool},
+      {"a forked child beside its parent: the pool's cores", PinMode::kCore, false, true,
+       PinMode::kPool},
+      {"a forked child with children of its own", PinMode::kCore, true, true, PinMode::kPool},
+      {"PARWIDTH_PIN=pool stands", PinMode::kPool, true, false, PinMode::kPool},
+      {"PARWIDTH_PIN=pool, alone", PinMode::kPool, false, false, PinMode::kPool},
+      {"PARWIDTH_PIN=none stands: never pinned because of children", PinMode::kNone, true, true,
+       PinMode::kNone},
+      {"PARWIDTH_PIN=none, alone", PinMode::kNone, false, false, PinMode::kNone},
+  };
+  for (const Case& c : kCases)
+    EXPECT_EQ(pin_in_force(c.chosen, c.children, c.forked), c.in_force) << c.what;
+}
+
+TEST(ChildrenHold, OnAtOnceOffAfterHoldSamplesWithoutOne) {
+  ChildrenHold h;
+  EXPECT_FALSE(children_step(&h, false, 3)) << "no child yet: nothing changes";
+  EXPECT_FALSE(h.on);
+  EXPECT_TRUE(children_step(&h, true, 3)) << "the first sample with a child turns it on";
+  EXPECT_TRUE(h.on);
+  EXPECT_FALSE(children_step(&h, true, 3));
+  // A gap shorter than the hold (workers started again): stays on.
+  EXPECT_FALSE(children_step(&h, false, 3));
+  EXPECT_FALSE(children_step(&h, false, 3));
+  EXPECT_TRUE(h.on);
+  EXPECT_FALSE(children_step(&h, true, 3)) << "seen again: the count of absent samples restarts";
+  EXPECT_EQ(h.absent, 0);
+  EXPECT_FALSE(children_step(&h, false, 3));
+  EXPECT_FALSE(children_step(&h, false, 3));
+  EXPECT_TRUE(children_step(&h, false, 3)) << "the third sample in a row without one: off";
+  EXPECT_FALSE(h.on);
+  EXPECT_FALSE(children_step(&h, false, 3));
+}
+
+TEST(ChildrenHold, HoldOfZeroOrOneTurnsOffAtTheFirstSampleWithout) {
+  for (int hold : {0, 1}) {
+    ChildrenHold h;
+    EXPECT_TRUE(children_step(&h, true, hold));
+    EXPECT_TRUE(children_step(&h, false, hold)) << hold;
+    EXPECT_FALSE(h.on) << hold;
+  }
+}
+
 }  // namespace
 }  // namespace pw::gov

@@ -83,6 +83,33 @@ TEST(ThreadTable, PoolPinningHasNoSingleCpu) {
   EXPECT_EQ(a.cpu, -1);
 }
 
+TEST(ThreadTable, ReplanWithAnotherPinModeKeepsRecordsAndChangesTheHandOut) {
+  // Child processes came (gov::pin_in_force): the same plan, pool pinning; then back.
+  ThreadTable r;
+  r.reset(two_pools(), PinMode::kCore);
+  ThreadRecord t;
+  t.tid = 42;
+  t.pool = 1;
+  t.cpu = 2;
+  t.pinned = true;
+  r.record(t);
+  const unsigned g0 = r.generation();
+  EXPECT_EQ(r.replan(two_pools(), PinMode::kPool), g0 + 1);
+  EXPECT_EQ(r.pin(), PinMode::kPool);
+  EXPECT_EQ(r.live().size(), 1u);
+  Assignment a = r.reassign(1);
+  EXPECT_EQ(a.pool, 1);
+  EXPECT_EQ(a.cpu, -1);
+  EXPECT_EQ(a.generation, g0 + 1);
+  // A plan change alone keeps the mode in force.
+  r.replan(two_pools());
+  EXPECT_EQ(r.pin(), PinMode::kPool);
+  r.replan(two_pools(), PinMode::kCore);
+  EXPECT_EQ(r.pin(), PinMode::kCore);
+  a = r.reassign(1);
+  EXPECT_EQ(a.cpu, 2) << "one core per thread again, from the pool's first";
+}
+
 TEST(ThreadTable, APlanOnSharedCoresPinsToThePoolsSet) {
   // Three processes on two cores (governor/node_share's overlap): a thread is
   // pinned to the region, not one core, so the kernel balances the members.

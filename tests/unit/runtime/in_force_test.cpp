@@ -84,6 +84,14 @@ Change cap(int n) {
   return c;
 }
 
+Change children(bool on) {
+  Change c;
+  c.kind = Change::Kind::kChildren;
+  c.cause = on ? "children: 1" : "children: none";
+  c.children = on;
+  return c;
+}
+
 PlanOwner::Planner planner_ref(Planner& p) {
   return [&p](const InForce& next, bool* found) { return p(next, found); };
 }
@@ -121,6 +129,38 @@ TEST(PlanOwner, EachChangeIsTheNextGenerationWithItsCause) {
   owner.change(share({0, 1, 2, 3}), planner_ref(p), nullptr);
   owner.change(cap(1), planner_ref(p), nullptr);
   EXPECT_EQ(owner.current()->generation, 3u);
+}
+
+TEST(PlanOwner, ChildrenChangeOnlyWhetherChildrenRunAndKeepThePlan) {
+  PlanOwner owner;
+  Planner p;
+  owner.change(activation({0, 1}, 1), planner_ref(p), nullptr);
+  owner.change(graph(2), planner_ref(p), nullptr);
+  const int calls = p.calls.load();
+  auto before = owner.current();
+  EXPECT_FALSE(before->children);
+  std::vector<std::string> applied_for;
+  auto apply = [&](const InForce* b, const InForce& now, std::vector<std::string>*) {
+    applied_for.push_back((b && b->children ? "on->" : "off->") +
+                          std::string(now.children ? "on" : "off"));
+  };
+  owner.change(children(true), planner_ref(p), apply);
+  auto now = owner.current();
+  EXPECT_EQ(now->generation, before->generation + 1);
+  EXPECT_TRUE(now->children);
+  EXPECT_EQ(now->plan.pools, before->plan.pools);
+  EXPECT_EQ(now->omp_cap, before->omp_cap);
+  EXPECT_EQ(p.calls.load(), calls) << "not planned again";
+  // Already so: nothing changes, nothing is applied.
+  owner.change(children(true), planner_ref(p), apply);
+  EXPECT_EQ(owner.current()->generation, now->generation);
+  // A plan change while children run keeps them in force.
+  owner.change(graph(1), planner_ref(p), apply);
+  EXPECT_TRUE(owner.current()->children);
+  owner.change(children(false), planner_ref(p), apply);
+  EXPECT_FALSE(owner.current()->children);
+  EXPECT_EQ(applied_for, (std::vector<std::string>{"off->on", "on->on", "on->off"}));
+  EXPECT_EQ(owner.counts().at(4), 2u);
 }
 
 TEST(PlanOwner, TheSameGraphAgainChangesNothing) {
