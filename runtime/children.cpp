@@ -115,7 +115,7 @@ void children_tick() {
       unsigned long long ticks = 0;
       if (!child_ticks(pid, self, &ticks)) continue;
       const auto before = std::find_if(r->children_ticks.begin(), r->children_ticks.end(),
-                                        [pid](const auto& c) { return c.first == pid; });
+                                       [pid](const auto& c) { return c.first == pid; });
       // A new child runs from its start (a fork's child, an exec'd program);
       // a known one ran if its CPU time grew by a clock tick or more.
       if (before == r->children_ticks.end() || ticks > before->second) ran = true;
