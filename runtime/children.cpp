@@ -26,8 +26,9 @@ constexpr int kHoldMs = 1000;
 constexpr unsigned kFullScanEvery = 10;
 constexpr int kFullScanTasks = 256;
 
-// Appends the pids that /proc/self/task/<tid>/children lists.
-void children_of(const std::string& tid, std::vector<long>* pids) {
+}  // namespace
+
+void task_children(const std::string& tid, std::vector<long>* pids) {
   std::string list, unused;
   if (!cache::file_read_capped("/proc/self/task/" + tid + "/children", 65536, &list, &unused))
     return;
@@ -40,6 +41,8 @@ void children_of(const std::string& tid, std::vector<long>* pids) {
     p = end;
   }
 }
+
+namespace {
 
 // A child's CPU time in clock ticks, if it is still our child and not a zombie.
 bool child_ticks(long pid, pid_t self, unsigned long long* ticks) {
@@ -75,7 +78,6 @@ void child_started() {
     long v = f.load(std::memory_order_relaxed);
     if (v == tid) return;
     if (v == 0 && f.compare_exchange_strong(v, tid, std::memory_order_relaxed)) return;
-    if (v == tid) return;
   }
   // Full: the periodic scan of every thread finds its children.
 }
@@ -89,10 +91,10 @@ void children_tick() {
   fail_open("children-tick", [r] {
     const pid_t self = getpid();
     std::vector<long> pids;
-    children_of(std::to_string(self), &pids);
+    task_children(std::to_string(self), &pids);
     for (std::atomic<long>& f : r->forkers) {
       const long tid = f.load(std::memory_order_relaxed);
-      if (tid > 0 && tid != self) children_of(std::to_string(tid), &pids);
+      if (tid > 0 && tid != self) task_children(std::to_string(tid), &pids);
     }
     if (r->children_samples++ % kFullScanEvery == 0) {
       if (DIR* d = opendir("/proc/self/task")) {
@@ -100,7 +102,7 @@ void children_tick() {
         while (struct dirent* e = readdir(d)) {
           if (e->d_name[0] == '.') continue;
           if (++looked > kFullScanTasks) break;
-          children_of(e->d_name, &pids);
+          task_children(e->d_name, &pids);
         }
         closedir(d);
       }

@@ -1,8 +1,9 @@
 // runtime/in_force: the plan in force, the one place that changes it, and its timeline.
 //
 // Every change of what is in force (activation, a framework's graph, a node
-// re-division, the monitor's OpenMP cap) goes through PlanOwner::change: the
-// changes are serialized, each gets the next generation, and a plan is stored
+// re-division, the monitor's OpenMP cap, child processes that began or ceased
+// to run) goes through PlanOwner::change: the changes are serialized, each
+// gets the next generation, and a plan is stored
 // only if it was computed on the inputs in force when it is stored — a plan
 // computed while another change landed is computed again on top of that one
 // (no lost update). Readers take a snapshot (current()) that never changes

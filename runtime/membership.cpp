@@ -257,7 +257,8 @@ bool children_are_ranks() {
   DIR* tasks = opendir("/proc/self/task");
   if (!tasks) return false;
   bool found = false;
-  std::string list, env, unused;
+  std::string env, unused;
+  std::vector<long> pids;
   // Children belong to the thread that forked them; launchers fork from a few
   // threads, and a process of thousands of threads is not read whole each time.
   int looked = 0;
@@ -266,15 +267,12 @@ bool children_are_ranks() {
     if (!t) break;
     if (t->d_name[0] == '.') continue;
     ++looked;
-    if (!cache::file_read_capped(std::string("/proc/self/task/") + t->d_name + "/children", 65536,
-                                 &list, &unused))
-      continue;
-    for (size_t at = 0; at < list.size() && !found;) {
-      const size_t end = std::min(list.find(' ', at), list.size());
-      const std::string pid = list.substr(at, end - at);
-      at = end + 1;
-      if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-      if (!cache::file_read_capped("/proc/" + pid + "/environ", 1u << 20, &env, &unused)) continue;
+    pids.clear();
+    task_children(t->d_name, &pids);
+    for (size_t k = 0; k < pids.size() && !found; ++k) {
+      if (!cache::file_read_capped("/proc/" + std::to_string(pids[k]) + "/environ", 1u << 20, &env,
+                                   &unused))
+        continue;
       std::vector<char*> envp;  // environ's NUL-separated strings, as an envp
       for (size_t i = 0; i < env.size(); i += strlen(&env[i]) + 1) envp.push_back(&env[i]);
       envp.push_back(nullptr);

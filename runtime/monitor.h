@@ -18,8 +18,8 @@ struct Setup {
   bool apply;     // govern: apply actions; observe: only record them
   bool use_papi;  // PARWIDTH_PAPI auto/on: counters opened by monitor::start on the
                   // calling thread if it is the only one; off: /proc only
-  // Called on the sampler thread before each sample is judged (the node
-  // registry's check), with the time since the first sample and the CPUs'
+  // Called on the sampler thread before each sample is judged (the child
+  // processes' and the node registry's checks), with the time since the first sample and the CPUs'
   // worth of the process's threads that ran or waited to run in the interval
   // (its demand, whatever else loads the machine); may be null.
   void (*tick)(uint64_t t_ns, double demand_cpus);

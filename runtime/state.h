@@ -234,6 +234,9 @@ void node_join(Runtime& r);
 void node_tick(uint64_t t_ns, double busy_cpus);
 
 // children.cpp
+// Appends the pids that /proc/self/task/<tid>/children lists (the children
+// that thread forked or spawned); nothing when it cannot be read.
+void task_children(const std::string& tid, std::vector<long>* pids);
 // On the monitor thread, every sample: whether a child process ran since the
 // last one, held for a second (gov::children_step), and the pin mode that puts
 // in force (a kChildren change).
